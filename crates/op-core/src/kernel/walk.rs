@@ -1,0 +1,122 @@
+//! Row-major traversal of a flat index range, one innermost row at a time.
+//!
+//! Size-1 dimensions are dropped from the walk (their coordinate is always 0), so `[n, 1]` is
+//! walked as one row of `n` elements instead of `n` rows of one.
+
+use crate::source::ZeroTest;
+use crate::Layout;
+
+/// Per-thread scratch: indices of non-zero elements of one block (8 KiB).
+pub const BLOCK: usize = 1024;
+
+/// The walked geometry of a layout.
+#[derive(Debug, Clone)]
+pub(crate) struct Walk {
+    /// Sizes and strides of the walked (non-unit) dimensions.
+    sizes: Vec<usize>,
+    strides: Vec<usize>,
+    /// The original dimension index of each walked dimension.
+    dims: Vec<usize>,
+    rank: usize,
+    packed: bool,
+}
+
+/// A block of non-zero elements that share every coordinate but the innermost walked one.
+pub(crate) struct Block<'a> {
+    /// Full coordinates (length = rank); the entry at `inner` is not meaningful.
+    pub coords: &'a [usize],
+    /// The original dimension that `cols` indexes; `None` when every dimension has size 1.
+    pub inner: Option<usize>,
+    /// Innermost coordinates of the non-zero elements, ascending.
+    pub cols: &'a [usize],
+}
+
+impl Walk {
+    pub(crate) fn new(layout: &Layout) -> Walk {
+        let mut walk = Walk { sizes: vec![], strides: vec![], dims: vec![], rank: layout.rank(), packed: layout.is_packed() };
+        for (d, (&n, &s)) in layout.sizes().iter().zip(layout.strides()).enumerate() {
+            if n != 1 {
+                walk.sizes.push(n);
+                walk.strides.push(s);
+                walk.dims.push(d);
+            }
+        }
+        walk
+    }
+
+    pub(crate) fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// Number of non-zero elements among flat indices `start..end`.
+    pub(crate) fn count<S: ZeroTest + ?Sized>(&self, src: &S, start: usize, end: usize) -> usize {
+        if self.packed {
+            return src.count_run(start, end - start, 1);
+        }
+        let mut total = 0;
+        self.rows(start, end, |offset, len, stride, _| total += src.count_run(offset, len, stride));
+        total
+    }
+
+    /// Calls `sink` with each block of non-zero elements among flat indices `start..end`, in order.
+    pub(crate) fn visit<S: ZeroTest + ?Sized>(&self, src: &S, start: usize, end: usize, mut sink: impl FnMut(Block<'_>)) {
+        let mut buf = [0usize; BLOCK];
+        let mut coords = vec![0usize; self.rank];
+        let inner = self.dims.last().copied();
+        self.rows(start, end, |offset, len, stride, (outer, first_col)| {
+            for (&d, &c) in self.dims.iter().zip(outer) {
+                coords[d] = c;
+            }
+            let mut done = 0;
+            while done < len {
+                let n = (len - done).min(BLOCK);
+                let k = src.compact_run(offset + done * stride, n, stride, first_col + done, &mut buf);
+                if k > 0 {
+                    sink(Block { coords: &coords, inner, cols: &buf[..k] });
+                }
+                done += n;
+            }
+        });
+    }
+
+    /// Splits `start..end` into innermost rows: `row(offset, len, stride, (outer coords, first col))`.
+    /// The outer coordinates cover the walked dimensions but the innermost (whose entry is 0).
+    fn rows(&self, start: usize, end: usize, mut row: impl FnMut(usize, usize, usize, (&[usize], usize))) {
+        if start >= end {
+            return;
+        }
+        let Some(&inner_size) = self.sizes.last() else {
+            // Every dimension has size 1: one element at offset 0.
+            row(0, 1, 1, (&[], 0));
+            return;
+        };
+        let walked = self.sizes.len();
+        let inner_stride = self.strides[walked - 1];
+        // Coordinates of `start` in the walked dimensions; one division per dimension per chunk.
+        let mut outer = vec![0usize; walked];
+        let mut rest = start / inner_size;
+        let mut col = start % inner_size;
+        for d in (0..walked - 1).rev() {
+            outer[d] = rest % self.sizes[d];
+            rest /= self.sizes[d];
+        }
+        let mut base: usize = outer.iter().zip(&self.strides).map(|(c, s)| c * s).sum();
+        let mut flat = start;
+        while flat < end {
+            let len = (inner_size - col).min(end - flat);
+            row(base + col * inner_stride, len, inner_stride, (&outer, col));
+            flat += len;
+            col = 0;
+            // Carry into the outer dimensions.
+            for d in (0..walked - 1).rev() {
+                outer[d] += 1;
+                base += self.strides[d];
+                if outer[d] < self.sizes[d] {
+                    break;
+                }
+                base -= self.strides[d] * self.sizes[d];
+                outer[d] = 0;
+            }
+        }
+    }
+}

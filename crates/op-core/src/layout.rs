@@ -1,0 +1,141 @@
+//! Tensor layouts (sizes and element strides) and the shape rules both specs share.
+
+use crate::Error;
+
+/// Sizes and element strides of a tensor view. A stride of 0 broadcasts one element along that
+/// dimension (as in DirectML's `DML_BUFFER_TENSOR_DESC`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    sizes: Vec<usize>,
+    strides: Vec<usize>,
+    numel: usize,
+    packed: bool,
+}
+
+impl Layout {
+    /// A packed row-major layout.
+    pub fn packed(sizes: &[usize]) -> Result<Layout, Error> {
+        let numel = element_count(sizes)?;
+        Ok(Layout { sizes: sizes.to_vec(), strides: row_major_strides(sizes), numel, packed: true })
+    }
+
+    /// A layout with explicit element strides.
+    pub fn strided(sizes: &[usize], strides: &[usize]) -> Result<Layout, Error> {
+        if sizes.len() != strides.len() {
+            return Err(Error::StrideRankMismatch { sizes: sizes.len(), strides: strides.len() });
+        }
+        let numel = element_count(sizes)?;
+        // Size-1 dimensions never move the offset, so their stride does not affect packing.
+        let packed = numel == 0
+            || sizes
+                .iter()
+                .zip(strides)
+                .zip(row_major_strides(sizes))
+                .all(|((&n, &s), r)| n == 1 || s == r);
+        Ok(Layout { sizes: sizes.to_vec(), strides: strides.to_vec(), numel, packed })
+    }
+
+    pub fn sizes(&self) -> &[usize] {
+        &self.sizes
+    }
+
+    pub fn strides(&self) -> &[usize] {
+        &self.strides
+    }
+
+    pub fn rank(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// Number of logical elements (1 for a scalar, 0 when any size is 0).
+    pub fn numel(&self) -> usize {
+        self.numel
+    }
+
+    /// True when element `i` in row-major order sits at offset `i`.
+    pub fn is_packed(&self) -> bool {
+        self.packed
+    }
+
+    /// Number of elements the data must hold: the largest addressed offset plus one.
+    pub fn required_len(&self) -> Result<usize, Error> {
+        if self.numel == 0 {
+            return Ok(0);
+        }
+        let overflow = || Error::ElementCountOverflow { sizes: self.sizes.clone() };
+        let mut last = 0usize;
+        for (&n, &s) in self.sizes.iter().zip(&self.strides) {
+            last = (n - 1).checked_mul(s).and_then(|o| o.checked_add(last)).ok_or_else(overflow)?;
+        }
+        last.checked_add(1).ok_or_else(overflow)
+    }
+}
+
+/// Product of the sizes, checked.
+pub fn element_count(sizes: &[usize]) -> Result<usize, Error> {
+    sizes
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+        .ok_or_else(|| Error::ElementCountOverflow { sizes: sizes.to_vec() })
+}
+
+/// Row-major (C order) element strides.
+pub fn row_major_strides(sizes: &[usize]) -> Vec<usize> {
+    let mut strides = vec![0; sizes.len()];
+    let mut acc = 1usize;
+    for (s, &n) in strides.iter_mut().zip(sizes).rev() {
+        *s = acc;
+        acc = acc.saturating_mul(n);
+    }
+    strides
+}
+
+/// DirectML's effective rank: the dimension count without the leading size-1 dimensions.
+/// `{1,2,3,4}` has effective rank 3, `{1,1,5,5,5}` 3, `{1,1,1,1}` 0.
+pub fn effective_rank(sizes: &[usize]) -> usize {
+    sizes.len() - sizes.iter().take_while(|&&n| n == 1).count()
+}
+
+/// ONNX NonZero's output shape, `[rank, nnz]`; a scalar gives `[0, nnz]` (the ONNX text, unlike
+/// numpy and ONNX Runtime's built-in kernel, which give `[1, nnz]`).
+pub fn onnx_output_shape(input_rank: usize, nnz: usize) -> [usize; 2] {
+    [input_rank, nnz]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effective_rank_matches_the_directml_examples() {
+        assert_eq!(effective_rank(&[1, 2, 3, 4]), 3);
+        assert_eq!(effective_rank(&[1, 1, 5, 5, 5]), 3);
+        assert_eq!(effective_rank(&[1, 1, 1, 1]), 0);
+        assert_eq!(effective_rank(&[1, 1, 12, 5]), 2);
+        assert_eq!(effective_rank(&[2, 1, 1]), 3);
+        assert_eq!(effective_rank(&[]), 0);
+    }
+
+    #[test]
+    fn packed_detection_and_required_len() {
+        let l = Layout::strided(&[2, 3], &[3, 1]).unwrap();
+        assert!(l.is_packed());
+        assert_eq!(l.required_len().unwrap(), 6);
+        let b = Layout::strided(&[2, 3], &[0, 1]).unwrap();
+        assert!(!b.is_packed());
+        assert_eq!(b.required_len().unwrap(), 3);
+        let t = Layout::strided(&[3, 2], &[1, 3]).unwrap();
+        assert!(!t.is_packed());
+        assert_eq!(t.required_len().unwrap(), 6);
+        assert!(Layout::strided(&[1, 4], &[99, 1]).unwrap().is_packed());
+        assert_eq!(Layout::strided(&[0, 4], &[7, 7]).unwrap().required_len().unwrap(), 0);
+        assert_eq!(Layout::packed(&[]).unwrap().numel(), 1);
+        assert_eq!(row_major_strides(&[2, 3, 4]), vec![12, 4, 1]);
+    }
+
+    #[test]
+    fn overflow_is_an_error() {
+        assert!(matches!(element_count(&[usize::MAX, 2]), Err(Error::ElementCountOverflow { .. })));
+        assert!(Layout::strided(&[2, 2], &[1]).is_err());
+    }
+}

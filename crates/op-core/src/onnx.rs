@@ -1,0 +1,162 @@
+//! ONNX NonZero: `[rank, nnz]` int64 coordinates, ascending row-major order.
+
+use crate::kernel::{Counted, Executor, Rayon};
+use crate::source::ZeroTest;
+use crate::{Element, Error, Layout};
+use ndarray::{Array2, ArrayView, Dimension};
+
+/// ONNX NonZero's output: a `[rank, nnz]` int64 matrix; row `d` holds the `d`-th coordinate of
+/// every non-zero element.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnnxCoordinates {
+    pub rank: usize,
+    pub nnz: usize,
+    /// Row-major `[rank, nnz]`.
+    pub data: Vec<i64>,
+}
+
+impl OnnxCoordinates {
+    /// `[rank, nnz]`; a scalar input gives `[0, nnz]`.
+    pub fn shape(&self) -> [usize; 2] {
+        [self.rank, self.nnz]
+    }
+
+    /// The coordinates as an ndarray matrix.
+    pub fn into_array(self) -> Array2<i64> {
+        Array2::from_shape_vec((self.rank, self.nnz), self.data).expect("rank * nnz elements by construction")
+    }
+}
+
+impl Counted {
+    /// Second pass for ONNX: writes the `[rank, nnz]` layout into `out`, which must hold exactly
+    /// `rank * nnz` elements.
+    pub fn write_onnx<S: ZeroTest + ?Sized>(&self, src: &S, out: &mut [i64], exec: &dyn Executor) -> Result<(), Error> {
+        let (rank, nnz) = (self.rank(), self.nnz());
+        if out.len() != rank * nnz {
+            return Err(Error::OutputLengthMismatch { expected: rank * nnz, actual: out.len() });
+        }
+        // Cut every coordinate row into one piece per chunk; chunk i owns piece i of each row.
+        let mut pieces: Vec<Vec<&mut [i64]>> = self.ranges().map(|_| Vec::with_capacity(rank)).collect();
+        for row in out.chunks_exact_mut(nnz.max(1)).take(rank) {
+            let mut rest = row;
+            for ((_, count), chunk_pieces) in self.ranges().zip(pieces.iter_mut()) {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(count);
+                chunk_pieces.push(head);
+                rest = tail;
+            }
+        }
+        let writers = pieces
+            .into_iter()
+            .map(|mut rows| {
+                let mut pos = 0;
+                move |block: crate::kernel::Block<'_>| {
+                    let k = block.cols.len();
+                    for (d, row) in rows.iter_mut().enumerate() {
+                        let dst = &mut row[pos..pos + k];
+                        if block.inner == Some(d) {
+                            for (o, &c) in dst.iter_mut().zip(block.cols) {
+                                *o = c as i64;
+                            }
+                        } else {
+                            dst.fill(block.coords[d] as i64);
+                        }
+                    }
+                    pos += k;
+                }
+            })
+            .collect();
+        self.write(src, exec, writers);
+        Ok(())
+    }
+}
+
+/// NonZero of any source under any layout, on the given executor.
+pub fn nonzero_with<S: ZeroTest + ?Sized>(src: &S, layout: &Layout, exec: &dyn Executor) -> Result<OnnxCoordinates, Error> {
+    let counted = Counted::count(src, layout, exec)?;
+    let mut data = vec![0i64; counted.rank() * counted.nnz()];
+    counted.write_onnx(src, &mut data, exec)?;
+    Ok(OnnxCoordinates { rank: counted.rank(), nnz: counted.nnz(), data })
+}
+
+/// NonZero of a packed row-major tensor, on rayon's pool.
+///
+/// ```
+/// let x = [1u8, 0, 1, 1];
+/// let y = nonzero_core::nonzero(&x, &[2, 2]).unwrap();
+/// assert_eq!(y.shape(), [2, 3]);
+/// assert_eq!(y.data, vec![0, 1, 1, /* row 2 */ 0, 0, 1]);
+/// ```
+pub fn nonzero<T: Element>(data: &[T], shape: &[usize]) -> Result<OnnxCoordinates, Error> {
+    let layout = Layout::packed(shape)?;
+    if data.len() != layout.numel() {
+        return Err(Error::DataLengthMismatch { expected: layout.numel(), actual: data.len() });
+    }
+    nonzero_with(data, &layout, &Rayon)
+}
+
+/// NonZero of an ndarray view of any dimensionality and memory order: `[ndim, nnz]`.
+pub fn nonzero_array<T: Element, D: Dimension>(array: ArrayView<'_, T, D>) -> Array2<i64> {
+    let standard = array.as_standard_layout();
+    let data = standard.as_slice().expect("standard layout is contiguous");
+    nonzero(data, array.shape()).expect("an ndarray's shape matches its data").into_array()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Sequential;
+
+    #[test]
+    fn onnx_backend_example() {
+        let x = [true, false, true, true];
+        let y = nonzero(&x, &[2, 2]).unwrap();
+        assert_eq!(y.shape(), [2, 3]);
+        assert_eq!(y.data, vec![0, 1, 1, 0, 0, 1]);
+    }
+
+    #[test]
+    fn scalar_gives_zero_rows() {
+        assert_eq!(nonzero(&[5i32], &[]).unwrap(), OnnxCoordinates { rank: 0, nnz: 1, data: vec![] });
+        assert_eq!(nonzero(&[0i32], &[]).unwrap(), OnnxCoordinates { rank: 0, nnz: 0, data: vec![] });
+    }
+
+    #[test]
+    fn zero_size_dimension_gives_no_columns() {
+        let y = nonzero::<f32>(&[], &[3, 0, 2]).unwrap();
+        assert_eq!((y.shape(), y.data.len()), ([3, 0], 0));
+    }
+
+    #[test]
+    fn unit_dimensions_get_zero_coordinates() {
+        let y = nonzero(&[0u16, 3, 4], &[1, 3, 1]).unwrap();
+        assert_eq!(y.data, vec![0, 0, 1, 2, 0, 0]);
+        let y = nonzero(&[7u16], &[1, 1]).unwrap();
+        assert_eq!(y.data, vec![0, 0]);
+    }
+
+    #[test]
+    fn broadcast_and_transposed_views() {
+        // Logical [[0, 2, 0], [0, 2, 0]] from one row broadcast with stride 0.
+        let row = [0i32, 2, 0];
+        let y = nonzero_with(&row[..], &Layout::strided(&[2, 3], &[0, 1]).unwrap(), &Sequential).unwrap();
+        assert_eq!(y.data, vec![0, 1, 1, 1]);
+        // The transpose of [[1, 0], [0, 1], [1, 1]] stored row-major.
+        let m = [1u8, 0, 0, 1, 1, 1];
+        let y = nonzero_with(&m[..], &Layout::strided(&[2, 3], &[1, 2]).unwrap(), &Sequential).unwrap();
+        assert_eq!(y.data, vec![0, 0, 1, 1, 0, 2, 1, 2]);
+    }
+
+    #[test]
+    fn ndarray_views_in_any_order() {
+        let a = ndarray::arr2(&[[0.0f32, 1.0], [2.0, 0.0]]);
+        assert_eq!(nonzero_array(a.view()), ndarray::arr2(&[[0, 1], [1, 0]]));
+        assert_eq!(nonzero_array(a.t()), ndarray::arr2(&[[0, 1], [1, 0]]));
+    }
+
+    #[test]
+    fn wrong_lengths_are_errors() {
+        assert_eq!(nonzero(&[1u8; 3], &[2, 2]), Err(Error::DataLengthMismatch { expected: 4, actual: 3 }));
+        let l = Layout::strided(&[2, 2], &[4, 1]).unwrap();
+        assert_eq!(nonzero_with(&[1u8; 4][..], &l, &Sequential), Err(Error::DataTooShort { needed: 6, actual: 4 }));
+    }
+}
