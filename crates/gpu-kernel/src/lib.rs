@@ -1,0 +1,1 @@
+//! NonZero on any GPU through wgpu

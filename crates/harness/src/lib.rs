@@ -1,0 +1,1 @@
+//! Model and conformance-pack generation, ONNX test-data IO, ONNX Runtime driving

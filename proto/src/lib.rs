@@ -1,0 +1,1 @@
+//! ONNX protobuf types compiled with prost (protox, no protoc download)
