@@ -56,11 +56,19 @@ impl fmt::Display for BytesError {
 impl std::error::Error for BytesError {}
 
 fn cast<T: bytemuck::Pod>(dtype: DataType, bytes: &[u8]) -> Result<&[T], BytesError> {
+    if bytes.is_empty() {
+        // An empty buffer's address is arbitrary (often dangling): alignment is meaningless.
+        return Ok(&[]);
+    }
     bytemuck::try_cast_slice(bytes).map_err(|e| match e {
-        bytemuck::PodCastError::TargetAlignmentGreaterAndInputNotAligned => {
-            BytesError::Alignment { dtype, align: std::mem::align_of::<T>() }
-        }
-        _ => BytesError::Length { dtype, bytes: bytes.len() },
+        bytemuck::PodCastError::TargetAlignmentGreaterAndInputNotAligned => BytesError::Alignment {
+            dtype,
+            align: std::mem::align_of::<T>(),
+        },
+        _ => BytesError::Length {
+            dtype,
+            bytes: bytes.len(),
+        },
     })
 }
 
@@ -107,7 +115,6 @@ impl<'a> NumericSlice<'a> {
             NumericSlice::Complex128(_) => DataType::Complex128,
         }
     }
-
 }
 
 /// Calls `$body` with `$s` bound to the typed slice, whatever the variant.
@@ -142,7 +149,14 @@ impl ZeroTest for NumericSlice<'_> {
         dispatch!(*self, s => s.count_run(start, len, stride))
     }
 
-    fn compact_run(&self, start: usize, len: usize, stride: usize, first_index: usize, out: &mut [usize]) -> usize {
+    fn compact_run(
+        &self,
+        start: usize,
+        len: usize,
+        stride: usize,
+        first_index: usize,
+        out: &mut [usize],
+    ) -> usize {
         dispatch!(*self, s => s.compact_run(start, len, stride, first_index, out))
     }
 }
@@ -158,9 +172,25 @@ mod tests {
         let f = NumericSlice::from_bytes(DataType::Float32, bytes).unwrap();
         assert_eq!(f.dtype(), DataType::Float32);
         assert_eq!(f.count_run(0, 4, 1), 2); // -0.0 is zero, NaN and 1e-45 are not
-        assert_eq!(NumericSlice::from_bytes(DataType::Bool, &[0, 2, 1]).unwrap().count_run(0, 3, 1), 2);
-        assert!(matches!(NumericSlice::from_bytes(DataType::Int32, &bytes[..3]), Err(BytesError::Length { .. })));
-        assert!(matches!(NumericSlice::from_bytes(DataType::Int32, &bytes[1..5]), Err(BytesError::Alignment { .. })));
-        assert!(matches!(NumericSlice::from_bytes(DataType::String, bytes), Err(BytesError::NotFixedSize(_))));
+        assert_eq!(
+            NumericSlice::from_bytes(DataType::Bool, &[0, 2, 1])
+                .unwrap()
+                .count_run(0, 3, 1),
+            2
+        );
+        assert!(matches!(
+            NumericSlice::from_bytes(DataType::Int32, &bytes[..3]),
+            Err(BytesError::Length { .. })
+        ));
+        assert!(matches!(
+            NumericSlice::from_bytes(DataType::Int32, &bytes[1..5]),
+            Err(BytesError::Alignment { .. })
+        ));
+        let empty = NumericSlice::from_bytes(DataType::Float64, &bytes[1..1]).unwrap();
+        assert_eq!((empty.dtype(), empty.len()), (DataType::Float64, 0));
+        assert!(matches!(
+            NumericSlice::from_bytes(DataType::String, bytes),
+            Err(BytesError::NotFixedSize(_))
+        ));
     }
 }

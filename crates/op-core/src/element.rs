@@ -113,7 +113,15 @@ mod tests {
         for v in [0.0f32, -0.0] {
             assert!(!v.is_nonzero());
         }
-        for v in [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MIN_POSITIVE, 1e-45, -1e-45] {
+        for v in [
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MIN_POSITIVE,
+            1e-45,
+            -1e-45,
+        ] {
             assert!(v.is_nonzero(), "{v:e}");
             assert_eq!(v.is_nonzero(), v != 0.0);
         }
@@ -124,9 +132,25 @@ mod tests {
 
     #[test]
     fn half_precision_bit_patterns() {
-        for (bits, nonzero) in [(0x0000u16, false), (0x8000, false), (0x0001, true), (0x8001, true), (0x7C00, true), (0x7E00, true), (0xFC00, true)] {
-            assert_eq!(f16::from_bits(bits).is_nonzero(), nonzero, "f16 {bits:#06x}");
-            assert_eq!(bf16::from_bits(bits).is_nonzero(), nonzero, "bf16 {bits:#06x}");
+        for (bits, nonzero) in [
+            (0x0000u16, false),
+            (0x8000, false),
+            (0x0001, true),
+            (0x8001, true),
+            (0x7C00, true),
+            (0x7E00, true),
+            (0xFC00, true),
+        ] {
+            assert_eq!(
+                f16::from_bits(bits).is_nonzero(),
+                nonzero,
+                "f16 {bits:#06x}"
+            );
+            assert_eq!(
+                bf16::from_bits(bits).is_nonzero(),
+                nonzero,
+                "bf16 {bits:#06x}"
+            );
         }
     }
 
@@ -141,7 +165,9 @@ mod tests {
 
     #[test]
     fn integers_and_strings() {
-        assert!(!0i8.is_nonzero() && (-1i8).is_nonzero() && i64::MIN.is_nonzero() && !0u64.is_nonzero());
+        assert!(
+            !0i8.is_nonzero() && (-1i8).is_nonzero() && i64::MIN.is_nonzero() && !0u64.is_nonzero()
+        );
         assert!(!false.is_nonzero() && true.is_nonzero());
         assert!(!str_is_nonzero("") && str_is_nonzero(" ") && str_is_nonzero("\0"));
     }

@@ -16,13 +16,21 @@ impl Layout {
     /// A packed row-major layout.
     pub fn packed(sizes: &[usize]) -> Result<Layout, Error> {
         let numel = element_count(sizes)?;
-        Ok(Layout { sizes: sizes.to_vec(), strides: row_major_strides(sizes), numel, packed: true })
+        Ok(Layout {
+            sizes: sizes.to_vec(),
+            strides: row_major_strides(sizes),
+            numel,
+            packed: true,
+        })
     }
 
     /// A layout with explicit element strides.
     pub fn strided(sizes: &[usize], strides: &[usize]) -> Result<Layout, Error> {
         if sizes.len() != strides.len() {
-            return Err(Error::StrideRankMismatch { sizes: sizes.len(), strides: strides.len() });
+            return Err(Error::StrideRankMismatch {
+                sizes: sizes.len(),
+                strides: strides.len(),
+            });
         }
         let numel = element_count(sizes)?;
         // Size-1 dimensions never move the offset, so their stride does not affect packing.
@@ -32,7 +40,12 @@ impl Layout {
                 .zip(strides)
                 .zip(row_major_strides(sizes))
                 .all(|((&n, &s), r)| n == 1 || s == r);
-        Ok(Layout { sizes: sizes.to_vec(), strides: strides.to_vec(), numel, packed })
+        Ok(Layout {
+            sizes: sizes.to_vec(),
+            strides: strides.to_vec(),
+            numel,
+            packed,
+        })
     }
 
     pub fn sizes(&self) -> &[usize] {
@@ -62,10 +75,15 @@ impl Layout {
         if self.numel == 0 {
             return Ok(0);
         }
-        let overflow = || Error::ElementCountOverflow { sizes: self.sizes.clone() };
+        let overflow = || Error::ElementCountOverflow {
+            sizes: self.sizes.clone(),
+        };
         let mut last = 0usize;
         for (&n, &s) in self.sizes.iter().zip(&self.strides) {
-            last = (n - 1).checked_mul(s).and_then(|o| o.checked_add(last)).ok_or_else(overflow)?;
+            last = (n - 1)
+                .checked_mul(s)
+                .and_then(|o| o.checked_add(last))
+                .ok_or_else(overflow)?;
         }
         last.checked_add(1).ok_or_else(overflow)
     }
@@ -76,7 +94,9 @@ pub fn element_count(sizes: &[usize]) -> Result<usize, Error> {
     sizes
         .iter()
         .try_fold(1usize, |acc, &n| acc.checked_mul(n))
-        .ok_or_else(|| Error::ElementCountOverflow { sizes: sizes.to_vec() })
+        .ok_or_else(|| Error::ElementCountOverflow {
+            sizes: sizes.to_vec(),
+        })
 }
 
 /// Row-major (C order) element strides.
@@ -128,14 +148,23 @@ mod tests {
         assert!(!t.is_packed());
         assert_eq!(t.required_len().unwrap(), 6);
         assert!(Layout::strided(&[1, 4], &[99, 1]).unwrap().is_packed());
-        assert_eq!(Layout::strided(&[0, 4], &[7, 7]).unwrap().required_len().unwrap(), 0);
+        assert_eq!(
+            Layout::strided(&[0, 4], &[7, 7])
+                .unwrap()
+                .required_len()
+                .unwrap(),
+            0
+        );
         assert_eq!(Layout::packed(&[]).unwrap().numel(), 1);
         assert_eq!(row_major_strides(&[2, 3, 4]), vec![12, 4, 1]);
     }
 
     #[test]
     fn overflow_is_an_error() {
-        assert!(matches!(element_count(&[usize::MAX, 2]), Err(Error::ElementCountOverflow { .. })));
+        assert!(matches!(
+            element_count(&[usize::MAX, 2]),
+            Err(Error::ElementCountOverflow { .. })
+        ));
         assert!(Layout::strided(&[2, 2], &[1]).is_err());
     }
 }

@@ -23,20 +23,30 @@ impl OnnxCoordinates {
 
     /// The coordinates as an ndarray matrix.
     pub fn into_array(self) -> Array2<i64> {
-        Array2::from_shape_vec((self.rank, self.nnz), self.data).expect("rank * nnz elements by construction")
+        Array2::from_shape_vec((self.rank, self.nnz), self.data)
+            .expect("rank * nnz elements by construction")
     }
 }
 
 impl Counted {
     /// Second pass for ONNX: writes the `[rank, nnz]` layout into `out`, which must hold exactly
     /// `rank * nnz` elements.
-    pub fn write_onnx<S: ZeroTest + ?Sized>(&self, src: &S, out: &mut [i64], exec: &dyn Executor) -> Result<(), Error> {
+    pub fn write_onnx<S: ZeroTest + ?Sized>(
+        &self,
+        src: &S,
+        out: &mut [i64],
+        exec: &dyn Executor,
+    ) -> Result<(), Error> {
         let (rank, nnz) = (self.rank(), self.nnz());
         if out.len() != rank * nnz {
-            return Err(Error::OutputLengthMismatch { expected: rank * nnz, actual: out.len() });
+            return Err(Error::OutputLengthMismatch {
+                expected: rank * nnz,
+                actual: out.len(),
+            });
         }
         // Cut every coordinate row into one piece per chunk; chunk i owns piece i of each row.
-        let mut pieces: Vec<Vec<&mut [i64]>> = self.ranges().map(|_| Vec::with_capacity(rank)).collect();
+        let mut pieces: Vec<Vec<&mut [i64]>> =
+            self.ranges().map(|_| Vec::with_capacity(rank)).collect();
         for row in out.chunks_exact_mut(nnz.max(1)).take(rank) {
             let mut rest = row;
             for ((_, count), chunk_pieces) in self.ranges().zip(pieces.iter_mut()) {
@@ -71,11 +81,19 @@ impl Counted {
 }
 
 /// NonZero of any source under any layout, on the given executor.
-pub fn nonzero_with<S: ZeroTest + ?Sized>(src: &S, layout: &Layout, exec: &dyn Executor) -> Result<OnnxCoordinates, Error> {
+pub fn nonzero_with<S: ZeroTest + ?Sized>(
+    src: &S,
+    layout: &Layout,
+    exec: &dyn Executor,
+) -> Result<OnnxCoordinates, Error> {
     let counted = Counted::count(src, layout, exec)?;
     let mut data = vec![0i64; counted.rank() * counted.nnz()];
     counted.write_onnx(src, &mut data, exec)?;
-    Ok(OnnxCoordinates { rank: counted.rank(), nnz: counted.nnz(), data })
+    Ok(OnnxCoordinates {
+        rank: counted.rank(),
+        nnz: counted.nnz(),
+        data,
+    })
 }
 
 /// NonZero of a packed row-major tensor, on rayon's pool.
@@ -89,7 +107,10 @@ pub fn nonzero_with<S: ZeroTest + ?Sized>(src: &S, layout: &Layout, exec: &dyn E
 pub fn nonzero<T: Element>(data: &[T], shape: &[usize]) -> Result<OnnxCoordinates, Error> {
     let layout = Layout::packed(shape)?;
     if data.len() != layout.numel() {
-        return Err(Error::DataLengthMismatch { expected: layout.numel(), actual: data.len() });
+        return Err(Error::DataLengthMismatch {
+            expected: layout.numel(),
+            actual: data.len(),
+        });
     }
     nonzero_with(data, &layout, &Rayon)
 }
@@ -98,7 +119,9 @@ pub fn nonzero<T: Element>(data: &[T], shape: &[usize]) -> Result<OnnxCoordinate
 pub fn nonzero_array<T: Element, D: Dimension>(array: ArrayView<'_, T, D>) -> Array2<i64> {
     let standard = array.as_standard_layout();
     let data = standard.as_slice().expect("standard layout is contiguous");
-    nonzero(data, array.shape()).expect("an ndarray's shape matches its data").into_array()
+    nonzero(data, array.shape())
+        .expect("an ndarray's shape matches its data")
+        .into_array()
 }
 
 #[cfg(test)]
@@ -116,8 +139,22 @@ mod tests {
 
     #[test]
     fn scalar_gives_zero_rows() {
-        assert_eq!(nonzero(&[5i32], &[]).unwrap(), OnnxCoordinates { rank: 0, nnz: 1, data: vec![] });
-        assert_eq!(nonzero(&[0i32], &[]).unwrap(), OnnxCoordinates { rank: 0, nnz: 0, data: vec![] });
+        assert_eq!(
+            nonzero(&[5i32], &[]).unwrap(),
+            OnnxCoordinates {
+                rank: 0,
+                nnz: 1,
+                data: vec![]
+            }
+        );
+        assert_eq!(
+            nonzero(&[0i32], &[]).unwrap(),
+            OnnxCoordinates {
+                rank: 0,
+                nnz: 0,
+                data: vec![]
+            }
+        );
     }
 
     #[test]
@@ -138,11 +175,21 @@ mod tests {
     fn broadcast_and_transposed_views() {
         // Logical [[0, 2, 0], [0, 2, 0]] from one row broadcast with stride 0.
         let row = [0i32, 2, 0];
-        let y = nonzero_with(&row[..], &Layout::strided(&[2, 3], &[0, 1]).unwrap(), &Sequential).unwrap();
+        let y = nonzero_with(
+            &row[..],
+            &Layout::strided(&[2, 3], &[0, 1]).unwrap(),
+            &Sequential,
+        )
+        .unwrap();
         assert_eq!(y.data, vec![0, 1, 1, 1]);
         // The transpose of [[1, 0], [0, 1], [1, 1]] stored row-major.
         let m = [1u8, 0, 0, 1, 1, 1];
-        let y = nonzero_with(&m[..], &Layout::strided(&[2, 3], &[1, 2]).unwrap(), &Sequential).unwrap();
+        let y = nonzero_with(
+            &m[..],
+            &Layout::strided(&[2, 3], &[1, 2]).unwrap(),
+            &Sequential,
+        )
+        .unwrap();
         assert_eq!(y.data, vec![0, 0, 1, 1, 0, 2, 1, 2]);
     }
 
@@ -155,8 +202,20 @@ mod tests {
 
     #[test]
     fn wrong_lengths_are_errors() {
-        assert_eq!(nonzero(&[1u8; 3], &[2, 2]), Err(Error::DataLengthMismatch { expected: 4, actual: 3 }));
+        assert_eq!(
+            nonzero(&[1u8; 3], &[2, 2]),
+            Err(Error::DataLengthMismatch {
+                expected: 4,
+                actual: 3
+            })
+        );
         let l = Layout::strided(&[2, 2], &[4, 1]).unwrap();
-        assert_eq!(nonzero_with(&[1u8; 4][..], &l, &Sequential), Err(Error::DataTooShort { needed: 6, actual: 4 }));
+        assert_eq!(
+            nonzero_with(&[1u8; 4][..], &l, &Sequential),
+            Err(Error::DataTooShort {
+                needed: 6,
+                actual: 4
+            })
+        );
     }
 }

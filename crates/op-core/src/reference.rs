@@ -6,7 +6,11 @@ use crate::layout::element_count;
 
 /// `[rank, nnz]` row-major coordinates of the elements of a tensor with `sizes` for which
 /// `is_nonzero(offset)` holds, where `offset = sum(coord[d] * strides[d])`.
-pub fn nonzero_strided(sizes: &[usize], strides: &[usize], is_nonzero: impl Fn(usize) -> bool) -> (usize, Vec<i64>) {
+pub fn nonzero_strided(
+    sizes: &[usize],
+    strides: &[usize],
+    is_nonzero: impl Fn(usize) -> bool,
+) -> (usize, Vec<i64>) {
     assert_eq!(sizes.len(), strides.len(), "one stride per dimension");
     let numel = element_count(sizes).expect("element count fits usize");
     let mut found: Vec<Vec<usize>> = Vec::new();

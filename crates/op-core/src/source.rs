@@ -21,7 +21,14 @@ pub trait ZeroTest: Sync {
 
     /// Writes `first_index + j` into `out` for each non-zero `j`-th element of the run, in order,
     /// and returns how many it wrote. `out.len() >= len`.
-    fn compact_run(&self, start: usize, len: usize, stride: usize, first_index: usize, out: &mut [usize]) -> usize;
+    fn compact_run(
+        &self,
+        start: usize,
+        len: usize,
+        stride: usize,
+        first_index: usize,
+        out: &mut [usize],
+    ) -> usize;
 }
 
 impl<T: Element> ZeroTest for [T] {
@@ -33,7 +40,10 @@ impl<T: Element> ZeroTest for [T] {
     fn count_run(&self, start: usize, len: usize, stride: usize) -> usize {
         if stride == 1 {
             // Written as a fold over the slice so that LLVM vectorises the compare and the sum.
-            self[start..start + len].iter().map(|x| x.is_nonzero() as usize).sum()
+            self[start..start + len]
+                .iter()
+                .map(|x| x.is_nonzero() as usize)
+                .sum()
         } else if stride == 0 {
             if len > 0 && self[start].is_nonzero() {
                 len
@@ -41,12 +51,21 @@ impl<T: Element> ZeroTest for [T] {
                 0
             }
         } else {
-            (0..len).map(|j| self[start + j * stride].is_nonzero() as usize).sum()
+            (0..len)
+                .map(|j| self[start + j * stride].is_nonzero() as usize)
+                .sum()
         }
     }
 
     #[inline]
-    fn compact_run(&self, start: usize, len: usize, stride: usize, first_index: usize, out: &mut [usize]) -> usize {
+    fn compact_run(
+        &self,
+        start: usize,
+        len: usize,
+        stride: usize,
+        first_index: usize,
+        out: &mut [usize],
+    ) -> usize {
         let out = &mut out[..len];
         if stride == 1 {
             compact_contiguous(&self[start..start + len], first_index, out)
@@ -90,7 +109,9 @@ impl<F: Fn(usize) -> bool + Sync> FnSource<F> {
 
 impl<F> std::fmt::Debug for FnSource<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FnSource").field("len", &self.len).finish_non_exhaustive()
+        f.debug_struct("FnSource")
+            .field("len", &self.len)
+            .finish_non_exhaustive()
     }
 }
 
@@ -100,10 +121,19 @@ impl<F: Fn(usize) -> bool + Sync> ZeroTest for FnSource<F> {
     }
 
     fn count_run(&self, start: usize, len: usize, stride: usize) -> usize {
-        (0..len).filter(|j| (self.is_nonzero)(start + j * stride)).count()
+        (0..len)
+            .filter(|j| (self.is_nonzero)(start + j * stride))
+            .count()
     }
 
-    fn compact_run(&self, start: usize, len: usize, stride: usize, first_index: usize, out: &mut [usize]) -> usize {
+    fn compact_run(
+        &self,
+        start: usize,
+        len: usize,
+        stride: usize,
+        first_index: usize,
+        out: &mut [usize],
+    ) -> usize {
         let mut k = 0;
         for j in 0..len {
             out[k] = first_index + j;
@@ -114,7 +144,9 @@ impl<F: Fn(usize) -> bool + Sync> ZeroTest for FnSource<F> {
 }
 
 /// Strings: the empty string is zero.
-pub fn string_source<S: AsRef<str> + Sync>(strings: &[S]) -> FnSource<impl Fn(usize) -> bool + Sync + '_> {
+pub fn string_source<S: AsRef<str> + Sync>(
+    strings: &[S],
+) -> FnSource<impl Fn(usize) -> bool + Sync + '_> {
     FnSource::new(strings.len(), move |i| str_is_nonzero(strings[i].as_ref()))
 }
 

@@ -9,13 +9,26 @@ pub enum DmlError {
     /// The operator was introduced in DML_FEATURE_LEVEL_3_0.
     FeatureLevelTooLow { level: FeatureLevel },
     /// A tensor's DimensionCount is outside the range the feature level supports.
-    DimensionCount { tensor: TensorRole, count: usize, min: usize, max: usize, level: FeatureLevel },
+    DimensionCount {
+        tensor: TensorRole,
+        count: usize,
+        min: usize,
+        max: usize,
+        level: FeatureLevel,
+    },
     /// InputTensor, OutputCountTensor and OutputCoordinatesTensor must have the same DimensionCount.
-    DimensionCountsDiffer { input: usize, count: usize, coordinates: usize },
+    DimensionCountsDiffer {
+        input: usize,
+        count: usize,
+        coordinates: usize,
+    },
     /// InputTensor's data type is not one of the eight the operator supports.
     InputDataType { data_type: DmlDataType },
     /// OutputCountTensor and OutputCoordinatesTensor must be UINT32.
-    OutputDataType { tensor: TensorRole, data_type: DmlDataType },
+    OutputDataType {
+        tensor: TensorRole,
+        data_type: DmlDataType,
+    },
     /// OutputCountTensor must be a scalar: all of its Sizes must be 1.
     CountNotScalar { sizes: Vec<u32> },
     /// OutputCoordinatesTensor's Sizes must be `{1, ..., 1, M, N}`: a leading size is not 1.
@@ -24,17 +37,35 @@ pub enum DmlError {
     CoordinatesRows { m: u64, input_elements: u64 },
     /// OutputCoordinatesTensor's N must be at least the effective rank of InputTensor and at most
     /// its DimensionCount.
-    CoordinatesColumns { n: u32, effective_rank: usize, dimension_count: usize },
+    CoordinatesColumns {
+        n: u32,
+        effective_rank: usize,
+        dimension_count: usize,
+    },
     /// The input has more elements than a UINT32 size M can describe.
     TooManyElements { input_elements: u64 },
     /// Strides, when given, need one entry per dimension.
-    StridesLength { tensor: TensorRole, strides: usize, dimension_count: usize },
+    StridesLength {
+        tensor: TensorRole,
+        strides: usize,
+        dimension_count: usize,
+    },
     /// This implementation writes outputs packed: output strides must be absent or packed.
-    OutputStridesNotPacked { tensor: TensorRole, strides: Vec<u32> },
+    OutputStridesNotPacked {
+        tensor: TensorRole,
+        strides: Vec<u32>,
+    },
     /// The buffer bound to a tensor is smaller than its description requires.
-    BufferTooSmall { tensor: TensorRole, needed: u64, actual: u64 },
+    BufferTooSmall {
+        tensor: TensorRole,
+        needed: u64,
+        actual: u64,
+    },
     /// The input buffer's element type differs from InputTensor's DataType.
-    InputBufferType { described: DmlDataType, buffer: &'static str },
+    InputBufferType {
+        described: DmlDataType,
+        buffer: &'static str,
+    },
 }
 
 impl fmt::Display for DmlError {

@@ -116,12 +116,20 @@ pub struct TensorDesc {
 impl TensorDesc {
     /// A packed tensor description.
     pub fn packed(data_type: DmlDataType, sizes: &[u32]) -> TensorDesc {
-        TensorDesc { data_type, sizes: sizes.to_vec(), strides: None }
+        TensorDesc {
+            data_type,
+            sizes: sizes.to_vec(),
+            strides: None,
+        }
     }
 
     /// A tensor description with element strides.
     pub fn strided(data_type: DmlDataType, sizes: &[u32], strides: &[u32]) -> TensorDesc {
-        TensorDesc { data_type, sizes: sizes.to_vec(), strides: Some(strides.to_vec()) }
+        TensorDesc {
+            data_type,
+            sizes: sizes.to_vec(),
+            strides: Some(strides.to_vec()),
+        }
     }
 }
 
@@ -146,7 +154,8 @@ pub fn nonzero_coordinates(
 ) -> Result<u32, DmlError> {
     let v = validate(level, desc, input, count.len(), coordinates.len())?;
     let src = &input;
-    let counted = Counted::count(src, &v.layout, exec).expect("validate checked the buffer against the layout");
+    let counted = Counted::count(src, &v.layout, exec)
+        .expect("validate checked the buffer against the layout");
     let nnz = counted.nnz();
     let n = v.columns;
     let skipped = counted.rank() - n; // leading size-1 dimensions not written
@@ -163,7 +172,11 @@ pub fn nonzero_coordinates(
                     for (c, slot) in row.iter_mut().enumerate() {
                         let d = skipped + c;
                         // Sizes are UINT32, so every coordinate fits.
-                        *slot = if block.inner == Some(d) { col } else { block.coords[d] } as u32;
+                        *slot = if block.inner == Some(d) {
+                            col
+                        } else {
+                            block.coords[d]
+                        } as u32;
                     }
                     pos += 1;
                 }

@@ -59,7 +59,13 @@ pub fn validate(
     for ((tensor, t), (min, max)) in tensors.iter().zip(dimension_ranges(level)?) {
         let count = t.sizes.len();
         if count < min || count > max {
-            return Err(DmlError::DimensionCount { tensor: *tensor, count, min, max, level });
+            return Err(DmlError::DimensionCount {
+                tensor: *tensor,
+                count,
+                min,
+                max,
+                level,
+            });
         }
     }
     // "InputTensor, OutputCoordinatesTensor and OutputCountTensor must have the same DimensionCount".
@@ -74,11 +80,16 @@ pub fn validate(
 
     // Supported data types.
     if !INPUT_TYPES.contains(&desc.input.data_type) {
-        return Err(DmlError::InputDataType { data_type: desc.input.data_type });
+        return Err(DmlError::InputDataType {
+            data_type: desc.input.data_type,
+        });
     }
     for (tensor, t) in &tensors[1..] {
         if t.data_type != DmlDataType::Uint32 {
-            return Err(DmlError::OutputDataType { tensor: *tensor, data_type: t.data_type });
+            return Err(DmlError::OutputDataType {
+                tensor: *tensor,
+                data_type: t.data_type,
+            });
         }
     }
 
@@ -86,42 +97,63 @@ pub fn validate(
     for (tensor, t) in &tensors {
         if let Some(strides) = &t.strides {
             if strides.len() != t.sizes.len() {
-                return Err(DmlError::StridesLength { tensor: *tensor, strides: strides.len(), dimension_count: t.sizes.len() });
+                return Err(DmlError::StridesLength {
+                    tensor: *tensor,
+                    strides: strides.len(),
+                    dimension_count: t.sizes.len(),
+                });
             }
             if *tensor != TensorRole::Input && !is_packed(t) {
-                return Err(DmlError::OutputStridesNotPacked { tensor: *tensor, strides: strides.clone() });
+                return Err(DmlError::OutputStridesNotPacked {
+                    tensor: *tensor,
+                    strides: strides.clone(),
+                });
             }
         }
     }
 
     // OutputCountTensor is a scalar: every size is 1.
     if desc.output_count.sizes.iter().any(|&s| s != 1) {
-        return Err(DmlError::CountNotScalar { sizes: desc.output_count.sizes.clone() });
+        return Err(DmlError::CountNotScalar {
+            sizes: desc.output_count.sizes.clone(),
+        });
     }
 
     // OutputCoordinatesTensor is {1, ..., 1, M, N}, M = input elements, rank_eff <= N <= dims.
     let coords = &desc.output_coordinates.sizes;
     let (m, n) = (coords[dims - 2], coords[dims - 1]);
     if coords[..dims - 2].iter().any(|&s| s != 1) {
-        return Err(DmlError::CoordinatesLeadingSize { sizes: coords.clone() });
+        return Err(DmlError::CoordinatesLeadingSize {
+            sizes: coords.clone(),
+        });
     }
     let input_elements: u64 = desc.input.sizes.iter().map(|&s| s as u64).product();
     if input_elements > u32::MAX as u64 {
         return Err(DmlError::TooManyElements { input_elements });
     }
     if m as u64 != input_elements {
-        return Err(DmlError::CoordinatesRows { m: m as u64, input_elements });
+        return Err(DmlError::CoordinatesRows {
+            m: m as u64,
+            input_elements,
+        });
     }
     let sizes: Vec<usize> = desc.input.sizes.iter().map(|&s| s as usize).collect();
     let rank = effective_rank(&sizes);
     if (n as usize) < rank || n as usize > dims {
-        return Err(DmlError::CoordinatesColumns { n, effective_rank: rank, dimension_count: dims });
+        return Err(DmlError::CoordinatesColumns {
+            n,
+            effective_rank: rank,
+            dimension_count: dims,
+        });
     }
 
     // Buffers: the input's element type and the extent of every buffer.
     let described = desc.input.data_type.to_data_type();
     if input.dtype() != described {
-        return Err(DmlError::InputBufferType { described: desc.input.data_type, buffer: input.dtype().onnx_name() });
+        return Err(DmlError::InputBufferType {
+            described: desc.input.data_type,
+            buffer: input.dtype().onnx_name(),
+        });
     }
     let layout = match &desc.input.strides {
         Some(strides) => {
@@ -131,26 +163,42 @@ pub fn validate(
         None => Layout::packed(&sizes),
     }
     .map_err(|_| DmlError::TooManyElements { input_elements })?;
-    let needed = layout.required_len().map_err(|_| DmlError::TooManyElements { input_elements })? as u64;
+    let needed = layout
+        .required_len()
+        .map_err(|_| DmlError::TooManyElements { input_elements })? as u64;
     let buffers = [
         (TensorRole::Input, needed, input.len()),
         (TensorRole::OutputCount, 1, count_len),
-        (TensorRole::OutputCoordinates, m as u64 * n as u64, coordinates_len),
+        (
+            TensorRole::OutputCoordinates,
+            m as u64 * n as u64,
+            coordinates_len,
+        ),
     ];
     for (tensor, needed, actual) in buffers {
         if (actual as u64) < needed {
-            return Err(DmlError::BufferTooSmall { tensor, needed, actual: actual as u64 });
+            return Err(DmlError::BufferTooSmall {
+                tensor,
+                needed,
+                actual: actual as u64,
+            });
         }
     }
-    Ok(Validated { layout, rows: m as usize, columns: n as usize })
+    Ok(Validated {
+        layout,
+        rows: m as usize,
+        columns: n as usize,
+    })
 }
 
 fn is_packed(t: &TensorDesc) -> bool {
     let sizes: Vec<usize> = t.sizes.iter().map(|&s| s as usize).collect();
     match &t.strides {
         None => true,
-        Some(strides) => {
-            sizes.iter().zip(strides).zip(row_major_strides(&sizes)).all(|((&n, &s), r)| n == 1 || s as usize == r)
-        }
+        Some(strides) => sizes
+            .iter()
+            .zip(strides)
+            .zip(row_major_strides(&sizes))
+            .all(|((&n, &s), r)| n == 1 || s as usize == r),
     }
 }

@@ -6,8 +6,8 @@ mod executor;
 mod walk;
 
 pub use executor::{Executor, Rayon, Sequential};
-pub use walk::BLOCK;
 pub(crate) use walk::Block;
+pub use walk::BLOCK;
 
 use crate::source::ZeroTest;
 use crate::{Error, Layout};
@@ -44,12 +44,18 @@ pub fn task_count(numel: usize, exec: &dyn Executor) -> usize {
     if numel < PARALLEL_THRESHOLD || exec.parallelism() <= 1 {
         return 1;
     }
-    (exec.parallelism() * TASKS_PER_THREAD).min(numel / MIN_TASK_ELEMENTS).max(1)
+    (exec.parallelism() * TASKS_PER_THREAD)
+        .min(numel / MIN_TASK_ELEMENTS)
+        .max(1)
 }
 
 impl Counted {
     /// First pass: validates that `src` covers `layout` and counts the non-zeros.
-    pub fn count<S: ZeroTest + ?Sized>(src: &S, layout: &Layout, exec: &dyn Executor) -> Result<Counted, Error> {
+    pub fn count<S: ZeroTest + ?Sized>(
+        src: &S,
+        layout: &Layout,
+        exec: &dyn Executor,
+    ) -> Result<Counted, Error> {
         Counted::count_in_tasks(src, layout, exec, task_count(layout.numel(), exec))
     }
 
@@ -63,7 +69,10 @@ impl Counted {
     ) -> Result<Counted, Error> {
         let needed = layout.required_len()?;
         if src.len() < needed {
-            return Err(Error::DataTooShort { needed, actual: src.len() });
+            return Err(Error::DataTooShort {
+                needed,
+                actual: src.len(),
+            });
         }
         let walk = Walk::new(layout);
         let numel = layout.numel();
@@ -85,12 +94,21 @@ impl Counted {
             .enumerate()
             .map(|(i, c)| {
                 let count = c.load(Ordering::Relaxed);
-                let chunk = Chunk { start: bounds(i), end: bounds(i + 1), first, count };
+                let chunk = Chunk {
+                    start: bounds(i),
+                    end: bounds(i + 1),
+                    first,
+                    count,
+                };
                 first += count;
                 chunk
             })
             .collect();
-        Ok(Counted { walk, chunks, nnz: first })
+        Ok(Counted {
+            walk,
+            chunks,
+            nnz: first,
+        })
     }
 
     /// Number of non-zero elements.
@@ -112,7 +130,8 @@ impl Counted {
         W: FnMut(Block<'_>) + Send,
     {
         debug_assert_eq!(writers.len(), self.chunks.len());
-        let slots: Vec<Mutex<Option<W>>> = writers.into_iter().map(|w| Mutex::new(Some(w))).collect();
+        let slots: Vec<Mutex<Option<W>>> =
+            writers.into_iter().map(|w| Mutex::new(Some(w))).collect();
         let write_chunk = |i: usize| {
             let chunk = self.chunks[i];
             if chunk.count == 0 {

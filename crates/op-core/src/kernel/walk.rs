@@ -33,7 +33,13 @@ pub(crate) struct Block<'a> {
 
 impl Walk {
     pub(crate) fn new(layout: &Layout) -> Walk {
-        let mut walk = Walk { sizes: vec![], strides: vec![], dims: vec![], rank: layout.rank(), packed: layout.is_packed() };
+        let mut walk = Walk {
+            sizes: vec![],
+            strides: vec![],
+            dims: vec![],
+            rank: layout.rank(),
+            packed: layout.is_packed(),
+        };
         for (d, (&n, &s)) in layout.sizes().iter().zip(layout.strides()).enumerate() {
             if n != 1 {
                 walk.sizes.push(n);
@@ -54,12 +60,20 @@ impl Walk {
             return src.count_run(start, end - start, 1);
         }
         let mut total = 0;
-        self.rows(start, end, |offset, len, stride, _| total += src.count_run(offset, len, stride));
+        self.rows(start, end, |offset, len, stride, _| {
+            total += src.count_run(offset, len, stride)
+        });
         total
     }
 
     /// Calls `sink` with each block of non-zero elements among flat indices `start..end`, in order.
-    pub(crate) fn visit<S: ZeroTest + ?Sized>(&self, src: &S, start: usize, end: usize, mut sink: impl FnMut(Block<'_>)) {
+    pub(crate) fn visit<S: ZeroTest + ?Sized>(
+        &self,
+        src: &S,
+        start: usize,
+        end: usize,
+        mut sink: impl FnMut(Block<'_>),
+    ) {
         let mut buf = [0usize; BLOCK];
         let mut coords = vec![0usize; self.rank];
         let inner = self.dims.last().copied();
@@ -70,9 +84,19 @@ impl Walk {
             let mut done = 0;
             while done < len {
                 let n = (len - done).min(BLOCK);
-                let k = src.compact_run(offset + done * stride, n, stride, first_col + done, &mut buf);
+                let k = src.compact_run(
+                    offset + done * stride,
+                    n,
+                    stride,
+                    first_col + done,
+                    &mut buf,
+                );
                 if k > 0 {
-                    sink(Block { coords: &coords, inner, cols: &buf[..k] });
+                    sink(Block {
+                        coords: &coords,
+                        inner,
+                        cols: &buf[..k],
+                    });
                 }
                 done += n;
             }
@@ -81,7 +105,12 @@ impl Walk {
 
     /// Splits `start..end` into innermost rows: `row(offset, len, stride, (outer coords, first col))`.
     /// The outer coordinates cover the walked dimensions but the innermost (whose entry is 0).
-    fn rows(&self, start: usize, end: usize, mut row: impl FnMut(usize, usize, usize, (&[usize], usize))) {
+    fn rows(
+        &self,
+        start: usize,
+        end: usize,
+        mut row: impl FnMut(usize, usize, usize, (&[usize], usize)),
+    ) {
         if start >= end {
             return;
         }

@@ -1,0 +1,273 @@
+//! One NonZero node: reads the input tensor, runs op-core's two passes on the session's pool and
+//! writes the `[rank, nnz]` int64 output that ONNX Runtime allocates between the passes.
+
+use crate::api::Api;
+use crate::executor::OrtPool;
+use nonzero_core::kernel::PARALLEL_THRESHOLD;
+use nonzero_core::{
+    Counted, DataType, Executor, FnSource, Layout, NumericSlice, Sequential, ZeroTest,
+};
+use ort_sys::{OrtErrorCode, OrtKernelContext, OrtKernelInfo, OrtValue};
+use std::ffi::{c_char, c_void};
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Why a compute call failed; the message reaches the caller through an OrtStatus.
+#[derive(Debug)]
+pub enum ComputeError {
+    /// ONNX Runtime refused a call (the message is its own).
+    Host { call: &'static str, message: String },
+    /// The input's element type is not one NonZero accepts (e.g. a float8 type).
+    UnsupportedType(i32),
+    /// The input's shape or data cannot be used.
+    Input(String),
+}
+
+impl ComputeError {
+    pub fn code(&self) -> OrtErrorCode {
+        match self {
+            ComputeError::Host { .. } => OrtErrorCode::ORT_FAIL,
+            ComputeError::UnsupportedType(_) => OrtErrorCode::ORT_NOT_IMPLEMENTED,
+            ComputeError::Input(_) => OrtErrorCode::ORT_INVALID_ARGUMENT,
+        }
+    }
+}
+
+impl fmt::Display for ComputeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ComputeError::Host { call, message } => write!(f, "ONNX Runtime's {call} failed: {message}"),
+            ComputeError::UnsupportedType(code) => write!(
+                f,
+                "input element type {code} is not a NonZero type (NonZero-13 accepts bool, (u)int8/16/32/64, float16, \
+                 bfloat16, float, double, string, complex64, complex128)"
+            ),
+            ComputeError::Input(message) => f.write_str(message),
+        }
+    }
+}
+
+/// The input value, read by pool threads during one compute call.
+struct SharedInput(*const OrtValue);
+// SAFETY: the value stays alive and unmodified for the whole compute call, and
+// GetStringTensorElementLength only reads it.
+unsafe impl Sync for SharedInput {}
+
+impl SharedInput {
+    // A method, not a field access, so closures capture the Sync wrapper and not the pointer.
+    fn get(&self) -> *const OrtValue {
+        self.0
+    }
+}
+
+#[derive(Debug)]
+pub struct Kernel {
+    api: Api,
+    node_name: String,
+}
+
+impl Kernel {
+    /// # Safety
+    /// `info` must be the live kernel info of this node.
+    pub unsafe fn new(api: Api, info: *const OrtKernelInfo) -> Kernel {
+        // SAFETY: forwarded from the caller.
+        let node_name = unsafe { node_name(api, info) }.unwrap_or_default();
+        Kernel { api, node_name }
+    }
+
+    pub fn node_name(&self) -> &str {
+        &self.node_name
+    }
+
+    fn host<T>(
+        &self,
+        call: &'static str,
+        status: ort_sys::OrtStatusPtr,
+        value: T,
+    ) -> Result<T, ComputeError> {
+        self.api
+            .check(status)
+            .map(|()| value)
+            .map_err(|message| ComputeError::Host { call, message })
+    }
+
+    /// Runs the node. Called concurrently from several threads: reads `self` only.
+    pub fn compute(&self, context: *mut OrtKernelContext) -> Result<(), ComputeError> {
+        let raw = self.api.raw();
+        let mut input: *const OrtValue = std::ptr::null();
+        // SAFETY: the context is live for this call; index 0 exists (the schema has one input).
+        let input = self.host(
+            "KernelContext_GetInput",
+            unsafe { (raw.KernelContext_GetInput)(context, 0, &mut input) },
+            input,
+        )?;
+        // SAFETY: `input` is the live input value.
+        let (code, dims) = unsafe { self.type_and_shape(input) }?;
+        let dtype = DataType::from_onnx_code(code).ok_or(ComputeError::UnsupportedType(code))?;
+        let sizes = dims
+            .iter()
+            .map(|&d| {
+                usize::try_from(d).map_err(|_| {
+                    ComputeError::Input(format!("input shape {dims:?} has a negative size"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let layout = Layout::packed(&sizes).map_err(|e| ComputeError::Input(e.to_string()))?;
+        let pool = OrtPool {
+            api: self.api,
+            context,
+        };
+        // Small inputs stay on this thread: waking the pool costs more than the work.
+        let exec: &dyn Executor = if layout.numel() < PARALLEL_THRESHOLD {
+            &Sequential
+        } else {
+            &pool
+        };
+
+        if dtype == DataType::String {
+            let failed = AtomicBool::new(false);
+            let value = SharedInput(input);
+            let strings = FnSource::new(layout.numel(), |i| {
+                let mut len = 0usize;
+                // SAFETY: `value` is a live string tensor with `numel` elements, i < numel.
+                let status =
+                    unsafe { (raw.GetStringTensorElementLength)(value.get(), i, &mut len) };
+                if self.api.check(status).is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                len != 0
+            });
+            self.run(context, &strings, &layout, exec)?;
+            if failed.load(Ordering::Relaxed) {
+                return Err(ComputeError::Input(
+                    "ONNX Runtime could not report a string element's length".into(),
+                ));
+            }
+            return Ok(());
+        }
+
+        let size = dtype.size_of().expect("fixed-size type");
+        let bytes = if layout.numel() == 0 {
+            &[][..]
+        } else {
+            let mut data: *mut c_void = std::ptr::null_mut();
+            // SAFETY: `input` is a live tensor; API 17 has no const accessor, we never write through it.
+            let data = self.host(
+                "GetTensorMutableData",
+                unsafe { (raw.GetTensorMutableData)(input as *mut OrtValue, &mut data) },
+                data,
+            )?;
+            // SAFETY: a CPU tensor of `numel` elements of `size` bytes, alive and unchanged for the
+            // duration of this compute call (ONNX Runtime does not write a kernel's inputs during it).
+            unsafe { std::slice::from_raw_parts(data as *const u8, layout.numel() * size) }
+        };
+        let slice = NumericSlice::from_bytes(dtype, bytes)
+            .map_err(|e| ComputeError::Input(e.to_string()))?;
+        self.run(context, &slice, &layout, exec)
+    }
+
+    fn run<S: ZeroTest + ?Sized>(
+        &self,
+        context: *mut OrtKernelContext,
+        src: &S,
+        layout: &Layout,
+        exec: &dyn Executor,
+    ) -> Result<(), ComputeError> {
+        let raw = self.api.raw();
+        let counted =
+            Counted::count(src, layout, exec).map_err(|e| ComputeError::Input(e.to_string()))?;
+        let (rank, nnz) = (counted.rank(), counted.nnz());
+        let dims = [rank as i64, nnz as i64];
+        let mut output: *mut OrtValue = std::ptr::null_mut();
+        // SAFETY: the context is live; ONNX Runtime allocates the [rank, nnz] int64 output.
+        let output = self.host(
+            "KernelContext_GetOutput",
+            unsafe { (raw.KernelContext_GetOutput)(context, 0, dims.as_ptr(), 2, &mut output) },
+            output,
+        )?;
+        let len = rank * nnz;
+        let out: &mut [i64] = if len == 0 {
+            &mut []
+        } else {
+            let mut data: *mut c_void = std::ptr::null_mut();
+            // SAFETY: `output` is the live output value just allocated.
+            let data = self.host(
+                "GetTensorMutableData",
+                unsafe { (raw.GetTensorMutableData)(output, &mut data) },
+                data,
+            )?;
+            if data.is_null() {
+                return Err(ComputeError::Input(format!(
+                    "ONNX Runtime could not allocate the [{rank}, {nnz}] output"
+                )));
+            }
+            // SAFETY: the output holds rank * nnz int64 elements, owned by this call until it returns.
+            unsafe { std::slice::from_raw_parts_mut(data as *mut i64, len) }
+        };
+        counted
+            .write_onnx(src, out, exec)
+            .map_err(|e| ComputeError::Input(e.to_string()))
+    }
+
+    /// # Safety
+    /// `value` must be a live OrtValue.
+    unsafe fn type_and_shape(
+        &self,
+        value: *const OrtValue,
+    ) -> Result<(i32, Vec<i64>), ComputeError> {
+        let raw = self.api.raw();
+        let mut info = std::ptr::null_mut();
+        // SAFETY: `value` is live (caller); we release `info` below.
+        let info = self.host(
+            "GetTensorTypeAndShape",
+            unsafe { (raw.GetTensorTypeAndShape)(value, &mut info) },
+            info,
+        )?;
+        let result = (|| {
+            // Read the type as a plain integer: a newer host may report a type our enum lacks.
+            let mut code: i32 = 0;
+            // SAFETY: `info` is live; the out-pointer is a 4-byte integer, as the C enum is.
+            let status =
+                unsafe { (raw.GetTensorElementType)(info, &mut code as *mut i32 as *mut _) };
+            self.host("GetTensorElementType", status, ())?;
+            let mut rank = 0usize;
+            // SAFETY: `info` is live.
+            self.host(
+                "GetDimensionsCount",
+                unsafe { (raw.GetDimensionsCount)(info, &mut rank) },
+                (),
+            )?;
+            let mut dims = vec![0i64; rank];
+            // SAFETY: `dims` holds `rank` elements.
+            self.host(
+                "GetDimensions",
+                unsafe { (raw.GetDimensions)(info, dims.as_mut_ptr(), rank) },
+                (),
+            )?;
+            Ok((code, dims))
+        })();
+        // SAFETY: `info` was returned to us above and is released once.
+        unsafe { (raw.ReleaseTensorTypeAndShapeInfo)(info) };
+        result
+    }
+}
+
+/// The node's name, for error messages.
+///
+/// # Safety
+/// `info` must be a live kernel info.
+unsafe fn node_name(api: Api, info: *const OrtKernelInfo) -> Option<String> {
+    let raw = api.raw();
+    let mut size = 0usize;
+    // SAFETY: a null buffer asks for the size.
+    api.check(unsafe { (raw.KernelInfo_GetNodeName)(info, std::ptr::null_mut(), &mut size) })
+        .ok()?;
+    let mut buf = vec![0u8; size.max(1)];
+    // SAFETY: `buf` holds `size` bytes.
+    api.check(unsafe {
+        (raw.KernelInfo_GetNodeName)(info, buf.as_mut_ptr() as *mut c_char, &mut size)
+    })
+    .ok()?;
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
