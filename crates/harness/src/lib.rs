@@ -1,1 +1,21 @@
-//! Model and conformance-pack generation, ONNX test-data IO, ONNX Runtime driving
+//! Library code shared by the `nonzero` command and by tests:
+//!
+//! - [`tensor`]: `TensorProto` <-> typed data ([`Tensor`], [`TensorData`]) for every NonZero type.
+//! - [`model`]: prost-built models: single-node NonZero, masked select, threshold filter, the ONNX
+//!   backend example.
+//! - [`testcase`]: ONNX test-case directories (`model.onnx`, `test_data_set_N/{input,output}_M.pb`).
+//! - [`pack`]: the conformance pack generator (expected outputs from `nonzero_core::reference`).
+//! - [`bundled`]: the small models committed under `models/`.
+//! - [`runner`]: runs case directories and bare models through ONNX Runtime (`ort`, loaded
+//!   dynamically), with or without the NonZero custom-op library.
+
+pub mod bundled;
+pub mod model;
+pub mod pack;
+pub mod runner;
+pub mod tensor;
+pub mod testcase;
+
+pub use nonzero_proto::onnx;
+pub use tensor::{Tensor, TensorData};
+pub use testcase::{DataSet, TestCase};

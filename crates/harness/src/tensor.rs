@@ -1,0 +1,344 @@
+//! Typed tensors and their `TensorProto` encoding.
+//!
+//! Writing uses `raw_data` (little-endian) for every numeric type and `string_data` for strings.
+//! Reading accepts `raw_data` and the typed fields, as `onnx.proto` assigns them: `int32_data`
+//! for bool, (u)int8, (u)int16, int32, float16 and bfloat16 (the 16-bit bit pattern); `int64_data`
+//! for int64; `uint64_data` for uint32 and uint64; `float_data` for float and complex64 (real,
+//! imaginary pairs); `double_data` for double and complex128.
+
+use anyhow::{anyhow, bail, ensure, Context, Result};
+use nonzero_core::element::str_is_nonzero;
+use nonzero_core::{bf16, f16, Complex32, Complex64, DataType, Element};
+use nonzero_proto::onnx::TensorProto;
+use std::fmt::Write as _;
+
+/// The values of a tensor, one variant per NonZero element type (plus nothing else: int64 is
+/// also NonZero's output type).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TensorData {
+    Bool(Vec<bool>),
+    Uint8(Vec<u8>),
+    Int8(Vec<i8>),
+    Uint16(Vec<u16>),
+    Int16(Vec<i16>),
+    Uint32(Vec<u32>),
+    Int32(Vec<i32>),
+    Uint64(Vec<u64>),
+    Int64(Vec<i64>),
+    Float16(Vec<f16>),
+    Bfloat16(Vec<bf16>),
+    Float32(Vec<f32>),
+    Float64(Vec<f64>),
+    Complex64(Vec<Complex32>),
+    Complex128(Vec<Complex64>),
+    String(Vec<String>),
+}
+
+/// Applies `$body` to the vector inside any numeric variant (bound as `$v`), and `$s` to strings.
+macro_rules! each_numeric {
+    ($data:expr, $v:ident => $body:expr, $sv:ident => $s:expr) => {
+        match $data {
+            TensorData::Bool($v) => $body,
+            TensorData::Uint8($v) => $body,
+            TensorData::Int8($v) => $body,
+            TensorData::Uint16($v) => $body,
+            TensorData::Int16($v) => $body,
+            TensorData::Uint32($v) => $body,
+            TensorData::Int32($v) => $body,
+            TensorData::Uint64($v) => $body,
+            TensorData::Int64($v) => $body,
+            TensorData::Float16($v) => $body,
+            TensorData::Bfloat16($v) => $body,
+            TensorData::Float32($v) => $body,
+            TensorData::Float64($v) => $body,
+            TensorData::Complex64($v) => $body,
+            TensorData::Complex128($v) => $body,
+            TensorData::String($sv) => $s,
+        }
+    };
+}
+
+impl TensorData {
+    /// The element type.
+    pub fn dtype(&self) -> DataType {
+        match self {
+            TensorData::Bool(_) => DataType::Bool,
+            TensorData::Uint8(_) => DataType::Uint8,
+            TensorData::Int8(_) => DataType::Int8,
+            TensorData::Uint16(_) => DataType::Uint16,
+            TensorData::Int16(_) => DataType::Int16,
+            TensorData::Uint32(_) => DataType::Uint32,
+            TensorData::Int32(_) => DataType::Int32,
+            TensorData::Uint64(_) => DataType::Uint64,
+            TensorData::Int64(_) => DataType::Int64,
+            TensorData::Float16(_) => DataType::Float16,
+            TensorData::Bfloat16(_) => DataType::Bfloat16,
+            TensorData::Float32(_) => DataType::Float32,
+            TensorData::Float64(_) => DataType::Float64,
+            TensorData::Complex64(_) => DataType::Complex64,
+            TensorData::Complex128(_) => DataType::Complex128,
+            TensorData::String(_) => DataType::String,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        each_numeric!(self, v => v.len(), s => s.len())
+    }
+
+    /// `true` when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// ONNX NonZero's zero test for element `i` (`nonzero_core::Element::is_nonzero`).
+    pub fn is_nonzero(&self, i: usize) -> bool {
+        each_numeric!(self, v => v[i].is_nonzero(), s => str_is_nonzero(&s[i]))
+    }
+
+    /// The little-endian packed bytes (`raw_data`); `None` for strings.
+    pub fn to_le_bytes(&self) -> Option<Vec<u8>> {
+        fn pack<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+            let mut out = Vec::with_capacity(v.len() * N);
+            for &x in v {
+                out.extend_from_slice(&f(x));
+            }
+            out
+        }
+        Some(match self {
+            TensorData::Bool(v) => v.iter().map(|&b| b as u8).collect(),
+            TensorData::Uint8(v) => v.clone(),
+            TensorData::Int8(v) => pack(v, i8::to_le_bytes),
+            TensorData::Uint16(v) => pack(v, u16::to_le_bytes),
+            TensorData::Int16(v) => pack(v, i16::to_le_bytes),
+            TensorData::Uint32(v) => pack(v, u32::to_le_bytes),
+            TensorData::Int32(v) => pack(v, i32::to_le_bytes),
+            TensorData::Uint64(v) => pack(v, u64::to_le_bytes),
+            TensorData::Int64(v) => pack(v, i64::to_le_bytes),
+            TensorData::Float16(v) => pack(v, f16::to_le_bytes),
+            TensorData::Bfloat16(v) => pack(v, bf16::to_le_bytes),
+            TensorData::Float32(v) => pack(v, f32::to_le_bytes),
+            TensorData::Float64(v) => pack(v, f64::to_le_bytes),
+            TensorData::Complex64(v) => pack(v, |c: Complex32| {
+                let mut b = [0u8; 8];
+                b[..4].copy_from_slice(&c.re.to_le_bytes());
+                b[4..].copy_from_slice(&c.im.to_le_bytes());
+                b
+            }),
+            TensorData::Complex128(v) => pack(v, |c: Complex64| {
+                let mut b = [0u8; 16];
+                b[..8].copy_from_slice(&c.re.to_le_bytes());
+                b[8..].copy_from_slice(&c.im.to_le_bytes());
+                b
+            }),
+            TensorData::String(_) => return None,
+        })
+    }
+
+    /// Decodes little-endian packed bytes of `dtype` (not strings).
+    pub fn from_le_bytes(dtype: DataType, raw: &[u8]) -> Result<TensorData> {
+        let size = dtype.size_of().ok_or_else(|| anyhow!("{dtype} has no packed byte form"))?;
+        ensure!(raw.len() % size == 0, "raw_data of {} bytes is not a whole number of {dtype} elements", raw.len());
+        fn unpack<T, const N: usize>(raw: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+            raw.chunks_exact(N).map(|c| f(c.try_into().expect("chunk of N bytes"))).collect()
+        }
+        Ok(match dtype {
+            DataType::Bool => TensorData::Bool(raw.iter().map(|&b| b != 0).collect()),
+            DataType::Uint8 => TensorData::Uint8(raw.to_vec()),
+            DataType::Int8 => TensorData::Int8(unpack(raw, i8::from_le_bytes)),
+            DataType::Uint16 => TensorData::Uint16(unpack(raw, u16::from_le_bytes)),
+            DataType::Int16 => TensorData::Int16(unpack(raw, i16::from_le_bytes)),
+            DataType::Uint32 => TensorData::Uint32(unpack(raw, u32::from_le_bytes)),
+            DataType::Int32 => TensorData::Int32(unpack(raw, i32::from_le_bytes)),
+            DataType::Uint64 => TensorData::Uint64(unpack(raw, u64::from_le_bytes)),
+            DataType::Int64 => TensorData::Int64(unpack(raw, i64::from_le_bytes)),
+            DataType::Float16 => TensorData::Float16(unpack(raw, f16::from_le_bytes)),
+            DataType::Bfloat16 => TensorData::Bfloat16(unpack(raw, bf16::from_le_bytes)),
+            DataType::Float32 => TensorData::Float32(unpack(raw, f32::from_le_bytes)),
+            DataType::Float64 => TensorData::Float64(unpack(raw, f64::from_le_bytes)),
+            DataType::Complex64 => TensorData::Complex64(unpack(raw, |b: [u8; 8]| {
+                Complex32::new(
+                    f32::from_le_bytes(b[..4].try_into().unwrap()),
+                    f32::from_le_bytes(b[4..].try_into().unwrap()),
+                )
+            })),
+            DataType::Complex128 => TensorData::Complex128(unpack(raw, |b: [u8; 16]| {
+                Complex64::new(
+                    f64::from_le_bytes(b[..8].try_into().unwrap()),
+                    f64::from_le_bytes(b[8..].try_into().unwrap()),
+                )
+            })),
+            DataType::String => unreachable!("size_of is None for strings"),
+        })
+    }
+
+    /// Bit-exact equality (NaN payloads and the sign of zero count; `PartialEq` would say NaN != NaN).
+    pub fn same_bits(&self, other: &TensorData) -> bool {
+        match (self, other) {
+            (TensorData::String(a), TensorData::String(b)) => a == b,
+            _ => self.dtype() == other.dtype() && self.to_le_bytes() == other.to_le_bytes(),
+        }
+    }
+
+    /// The first `max` values, formatted for humans (`[1, 0, NaN, ...]`).
+    pub fn preview(&self, max: usize) -> String {
+        fn list<T>(v: &[T], max: usize, f: impl Fn(&T) -> String) -> String {
+            let mut s = String::from("[");
+            for (i, x) in v.iter().take(max).enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                s.push_str(&f(x));
+            }
+            if v.len() > max {
+                let _ = write!(s, ", ... ({} more)", v.len() - max);
+            }
+            s.push(']');
+            s
+        }
+        match self {
+            TensorData::Bool(v) => list(v, max, |x| (*x as u8).to_string()),
+            TensorData::Uint8(v) => list(v, max, |x| x.to_string()),
+            TensorData::Int8(v) => list(v, max, |x| x.to_string()),
+            TensorData::Uint16(v) => list(v, max, |x| x.to_string()),
+            TensorData::Int16(v) => list(v, max, |x| x.to_string()),
+            TensorData::Uint32(v) => list(v, max, |x| x.to_string()),
+            TensorData::Int32(v) => list(v, max, |x| x.to_string()),
+            TensorData::Uint64(v) => list(v, max, |x| x.to_string()),
+            TensorData::Int64(v) => list(v, max, |x| x.to_string()),
+            TensorData::Float16(v) => list(v, max, |x| format!("{x:?}")),
+            TensorData::Bfloat16(v) => list(v, max, |x| format!("{x:?}")),
+            TensorData::Float32(v) => list(v, max, |x| format!("{x:?}")),
+            TensorData::Float64(v) => list(v, max, |x| format!("{x:?}")),
+            TensorData::Complex64(v) => list(v, max, |x| format!("{:?}{:+?}i", x.re, x.im)),
+            TensorData::Complex128(v) => list(v, max, |x| format!("{:?}{:+?}i", x.re, x.im)),
+            TensorData::String(v) => list(v, max, |x| format!("{x:?}")),
+        }
+    }
+}
+
+/// A tensor: row-major values and a shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tensor {
+    pub shape: Vec<usize>,
+    pub data: TensorData,
+}
+
+impl Tensor {
+    /// A tensor; panics unless the shape's element count equals the number of values.
+    pub fn new(shape: impl Into<Vec<usize>>, data: TensorData) -> Tensor {
+        let shape = shape.into();
+        let n: usize = shape.iter().product();
+        assert_eq!(n, data.len(), "shape {shape:?} needs {n} values, got {}", data.len());
+        Tensor { shape, data }
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DataType {
+        self.data.dtype()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// `true` when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Same type, shape and bits.
+    pub fn same_as(&self, other: &Tensor) -> bool {
+        self.shape == other.shape && self.data.same_bits(&other.data)
+    }
+
+    /// `float[2,3] [1.0, ...]`-style summary.
+    pub fn describe(&self, max: usize) -> String {
+        format!("{}{:?} {}", self.dtype(), self.shape, self.data.preview(max))
+    }
+
+    /// ONNX NonZero of this tensor computed by `nonzero_core::reference` (the naive oracle):
+    /// int64 `[rank, nnz]` (a scalar gives `[0, nnz]`, as the ONNX text says).
+    pub fn nonzero_reference(&self) -> Tensor {
+        let (nnz, coords) = nonzero_core::reference::nonzero_packed(&self.shape, |i| self.data.is_nonzero(i));
+        Tensor::new(vec![self.shape.len(), nnz], TensorData::Int64(coords))
+    }
+
+    /// Encodes as a `TensorProto` named `name` (`raw_data` for numbers, `string_data` for strings).
+    pub fn to_proto(&self, name: &str) -> TensorProto {
+        let mut t = TensorProto {
+            name: Some(name.to_string()),
+            dims: self.shape.iter().map(|&d| d as i64).collect(),
+            data_type: Some(self.dtype().onnx_code()),
+            ..Default::default()
+        };
+        match &self.data {
+            TensorData::String(v) => t.string_data = v.iter().map(|s| s.as_bytes().to_vec()).collect(),
+            data => t.raw_data = data.to_le_bytes(),
+        }
+        t
+    }
+
+    /// Decodes a `TensorProto` (raw_data or the typed fields; not external data).
+    pub fn from_proto(t: &TensorProto) -> Result<Tensor> {
+        let code = t.data_type.unwrap_or(0);
+        let dtype = DataType::from_onnx_code(code).ok_or_else(|| anyhow!("unsupported TensorProto data_type {code}"))?;
+        ensure!(t.external_data.is_empty(), "external data is not supported");
+        let shape = t
+            .dims
+            .iter()
+            .map(|&d| usize::try_from(d).map_err(|_| anyhow!("negative dimension {d}")))
+            .collect::<Result<Vec<_>>>()?;
+        let n: usize = shape.iter().product();
+        let data = if let Some(raw) = t.raw_data.as_ref().filter(|_| dtype != DataType::String) {
+            TensorData::from_le_bytes(dtype, raw)?
+        } else {
+            let i32s = &t.int32_data;
+            match dtype {
+                DataType::Bool => TensorData::Bool(i32s.iter().map(|&x| x != 0).collect()),
+                DataType::Uint8 => TensorData::Uint8(i32s.iter().map(|&x| x as u8).collect()),
+                DataType::Int8 => TensorData::Int8(i32s.iter().map(|&x| x as i8).collect()),
+                DataType::Uint16 => TensorData::Uint16(i32s.iter().map(|&x| x as u16).collect()),
+                DataType::Int16 => TensorData::Int16(i32s.iter().map(|&x| x as i16).collect()),
+                DataType::Int32 => TensorData::Int32(i32s.clone()),
+                DataType::Float16 => TensorData::Float16(i32s.iter().map(|&x| f16::from_bits(x as u16)).collect()),
+                DataType::Bfloat16 => TensorData::Bfloat16(i32s.iter().map(|&x| bf16::from_bits(x as u16)).collect()),
+                DataType::Int64 => TensorData::Int64(t.int64_data.clone()),
+                DataType::Uint32 => TensorData::Uint32(t.uint64_data.iter().map(|&x| x as u32).collect()),
+                DataType::Uint64 => TensorData::Uint64(t.uint64_data.clone()),
+                DataType::Float32 => TensorData::Float32(t.float_data.clone()),
+                DataType::Float64 => TensorData::Float64(t.double_data.clone()),
+                DataType::Complex64 => {
+                    ensure!(t.float_data.len() % 2 == 0, "complex64 float_data needs (re, im) pairs");
+                    TensorData::Complex64(t.float_data.chunks_exact(2).map(|c| Complex32::new(c[0], c[1])).collect())
+                }
+                DataType::Complex128 => {
+                    ensure!(t.double_data.len() % 2 == 0, "complex128 double_data needs (re, im) pairs");
+                    TensorData::Complex128(t.double_data.chunks_exact(2).map(|c| Complex64::new(c[0], c[1])).collect())
+                }
+                DataType::String => TensorData::String(
+                    t.string_data
+                        .iter()
+                        .map(|b| String::from_utf8(b.clone()).context("string_data is not UTF-8"))
+                        .collect::<Result<_>>()?,
+                ),
+            }
+        };
+        if data.len() != n {
+            bail!("tensor {:?}: shape {shape:?} needs {n} {dtype} values, found {}", t.name(), data.len());
+        }
+        Ok(Tensor { shape, data })
+    }
+
+    /// Encodes to `TensorProto` bytes.
+    pub fn encode(&self, name: &str) -> Vec<u8> {
+        prost::Message::encode_to_vec(&self.to_proto(name))
+    }
+
+    /// Decodes `TensorProto` bytes; returns the tensor and its `name`.
+    pub fn decode(bytes: &[u8]) -> Result<(String, Tensor)> {
+        let t: TensorProto = prost::Message::decode(bytes).context("not a TensorProto")?;
+        Ok((t.name().to_string(), Tensor::from_proto(&t)?))
+    }
+}
