@@ -1,1 +1,171 @@
-fn main() {}
+//! `nonzero`: write the bundled models and the conformance pack, run models through ONNX Runtime
+//! with the NonZero custom-op library.
+
+use anyhow::{bail, Result};
+use clap::{Parser, Subcommand};
+use nonzero_harness::runner::{self, RunOptions, Status};
+use nonzero_harness::{bundled, pack};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(name = "nonzero", version, about = "NonZero for ONNX Runtime: models, conformance pack, runner")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Regenerate the bundled models (ONNX test-case layout, seeded inputs, reference outputs).
+    Models {
+        /// Output directory.
+        #[arg(long, default_value = "models")]
+        out: PathBuf,
+    },
+    /// Write the conformance pack (expected outputs from nonzero_core::reference).
+    Conformance {
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Also write the multi-million-element cases.
+        #[arg(long)]
+        large: bool,
+        /// Only cases whose name contains this text.
+        #[arg(long)]
+        filter: Option<String>,
+    },
+    /// Run case directories or bare .onnx files through ONNX Runtime and check the outputs.
+    Run {
+        /// Case directories, directories of cases, or .onnx files (default: every case under models/).
+        paths: Vec<PathBuf>,
+        /// The NonZero custom-op library (default: $NONZERO_ORT_LIB or target/release/libnonzero_ort.so).
+        #[arg(long, conflicts_with = "builtin")]
+        library: Option<PathBuf>,
+        /// libonnxruntime.so (default: $ORT_DYLIB_PATH).
+        #[arg(long)]
+        ort_dylib: Option<PathBuf>,
+        /// Run with ORT's built-in NonZero (no custom-op library).
+        #[arg(long)]
+        builtin: bool,
+        /// Intra-op threads (0: ORT's default).
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        /// Size of symbolic dimensions when inventing inputs for bare models.
+        #[arg(long, default_value_t = 4)]
+        symbolic_size: usize,
+        /// Values shown per tensor.
+        #[arg(long, default_value_t = 8)]
+        preview: usize,
+        /// Only print a line per model.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main() -> Result<ExitCode> {
+    match Cli::parse().command {
+        Command::Models { out } => {
+            for (name, case) in bundled::bundled_models() {
+                let dir = out.join(name);
+                if dir.exists() {
+                    std::fs::remove_dir_all(&dir)?;
+                }
+                case.write(&dir)?;
+                println!("wrote {}", dir.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Conformance { out, large, filter } => {
+            let summary = pack::write_pack(&out, large, |s| filter.as_deref().is_none_or(|f| s.name.contains(f)))?;
+            println!(
+                "wrote {} cases to {} ({:.1} MB), manifest: {}",
+                summary.entries.len(),
+                out.display(),
+                summary.bytes as f64 / 1e6,
+                out.join("manifest.json").display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run { paths, library, ort_dylib, builtin, threads, symbolic_size, preview, quiet } => {
+            let library = if builtin {
+                None
+            } else {
+                match library.or_else(runner::default_library) {
+                    Some(l) => Some(l),
+                    None => bail!(
+                        "no custom-op library: build it (cargo build --release -p nonzero-ort), pass --library or set NONZERO_ORT_LIB, or use --builtin"
+                    ),
+                }
+            };
+            runner::init_ort(ort_dylib.as_deref())?;
+            let opts = RunOptions { library: library.clone(), threads, symbolic_size };
+            let paths = if paths.is_empty() { vec![PathBuf::from("models")] } else { paths };
+            let mut targets = vec![];
+            for p in &paths {
+                if p.is_dir() {
+                    targets.extend(runner::case_dirs(p)?);
+                } else {
+                    targets.push(p.clone());
+                }
+            }
+            match &library {
+                Some(l) => println!("custom-op library: {}", l.display()),
+                None => println!("custom-op library: none (ORT built-in kernels)"),
+            }
+            let (mut ok, mut failed, mut other) = (0, 0, 0);
+            for t in &targets {
+                let failure = report(t, &opts, preview, quiet);
+                match failure {
+                    Some(true) => failed += 1,
+                    Some(false) => ok += 1,
+                    None => other += 1,
+                }
+            }
+            println!("{} models: {ok} matched, {failed} failed, {other} other", targets.len());
+            Ok(if failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+        }
+    }
+}
+
+/// Runs and prints one model; `Some(true)` on failure, `Some(false)` on match, `None` otherwise.
+fn report(path: &Path, opts: &RunOptions, preview: usize, quiet: bool) -> Option<bool> {
+    let r = runner::run_path(path, opts);
+    let (word, detail) = match &r.status {
+        Status::Match => ("MATCH", String::new()),
+        Status::Mismatch(m) => ("MISMATCH", m.clone()),
+        Status::Error(e) => ("ERROR", e.clone()),
+        Status::Skipped(s) => ("SKIPPED", s.clone()),
+        Status::NoExpected { builtin_equal: Some(false), note } => ("MISMATCH", note.clone()),
+        Status::NoExpected { note, .. } => ("RAN", note.clone()),
+    };
+    println!("{word:8} {}{}", r.name, if detail.is_empty() { String::new() } else { format!(": {detail}") });
+    if !quiet {
+        for (n, t) in &r.inputs {
+            println!("    input  {n}: {}", t.describe(preview));
+        }
+        for (n, t) in &r.outputs {
+            println!("    output {n}: {}", t.describe(preview));
+        }
+        if matches!(r.status, Status::Mismatch(_)) {
+            for (n, t) in &r.expected {
+                println!("    expect {n}: {}", t.describe(preview));
+            }
+        }
+    }
+    match r.status {
+        Status::Match => Some(false),
+        s if s.is_failure() => Some(true),
+        _ => None,
+    }
+}
