@@ -9,7 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
-#[command(name = "nonzero", version, about = "NonZero for ONNX Runtime: models, conformance pack, runner")]
+#[command(
+    name = "nonzero",
+    version,
+    about = "NonZero for ONNX Runtime: models, conformance pack, runner"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -87,7 +91,9 @@ fn real_main() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Conformance { out, large, filter } => {
-            let summary = pack::write_pack(&out, large, |s| filter.as_deref().is_none_or(|f| s.name.contains(f)))?;
+            let summary = pack::write_pack(&out, large, |s| {
+                filter.as_deref().is_none_or(|f| s.name.contains(f))
+            })?;
             println!(
                 "wrote {} cases to {} ({:.1} MB), manifest: {}",
                 summary.entries.len(),
@@ -97,7 +103,16 @@ fn real_main() -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { paths, library, ort_dylib, builtin, threads, symbolic_size, preview, quiet } => {
+        Command::Run {
+            paths,
+            library,
+            ort_dylib,
+            builtin,
+            threads,
+            symbolic_size,
+            preview,
+            quiet,
+        } => {
             let library = if builtin {
                 None
             } else {
@@ -109,8 +124,16 @@ fn real_main() -> Result<ExitCode> {
                 }
             };
             runner::init_ort(ort_dylib.as_deref())?;
-            let opts = RunOptions { library: library.clone(), threads, symbolic_size };
-            let paths = if paths.is_empty() { vec![PathBuf::from("models")] } else { paths };
+            let opts = RunOptions {
+                library: library.clone(),
+                threads,
+                symbolic_size,
+            };
+            let paths = if paths.is_empty() {
+                vec![PathBuf::from("models")]
+            } else {
+                paths
+            };
             let mut targets = vec![];
             for p in &paths {
                 if p.is_dir() {
@@ -132,8 +155,15 @@ fn real_main() -> Result<ExitCode> {
                     None => other += 1,
                 }
             }
-            println!("{} models: {ok} matched, {failed} failed, {other} other", targets.len());
-            Ok(if failed > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+            println!(
+                "{} models: {ok} matched, {failed} failed, {other} other",
+                targets.len()
+            );
+            Ok(if failed > 0 {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
         }
     }
 }
@@ -146,10 +176,21 @@ fn report(path: &Path, opts: &RunOptions, preview: usize, quiet: bool) -> Option
         Status::Mismatch(m) => ("MISMATCH", m.clone()),
         Status::Error(e) => ("ERROR", e.clone()),
         Status::Skipped(s) => ("SKIPPED", s.clone()),
-        Status::NoExpected { builtin_equal: Some(false), note } => ("MISMATCH", note.clone()),
+        Status::NoExpected {
+            builtin_equal: Some(false),
+            note,
+        } => ("MISMATCH", note.clone()),
         Status::NoExpected { note, .. } => ("RAN", note.clone()),
     };
-    println!("{word:8} {}{}", r.name, if detail.is_empty() { String::new() } else { format!(": {detail}") });
+    println!(
+        "{word:8} {}{}",
+        r.name,
+        if detail.is_empty() {
+            String::new()
+        } else {
+            format!(": {detail}")
+        }
+    );
     if !quiet {
         for (n, t) in &r.inputs {
             println!("    input  {n}: {}", t.describe(preview));

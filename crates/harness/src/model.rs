@@ -5,9 +5,9 @@
 
 use nonzero_core::DataType;
 use nonzero_proto::onnx::{
-    attribute_proto::AttributeType, tensor_shape_proto::dimension::Value as DimValue, tensor_shape_proto::Dimension,
-    type_proto, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorShapeProto, TypeProto,
-    ValueInfoProto,
+    attribute_proto::AttributeType, tensor_shape_proto::dimension::Value as DimValue,
+    tensor_shape_proto::Dimension, type_proto, AttributeProto, GraphProto, ModelProto, NodeProto,
+    OperatorSetIdProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
 
 /// One dimension of a declared shape.
@@ -82,10 +82,19 @@ pub fn tensor_info(name: &str, dtype: DataType, shape: &[Dim]) -> ValueInfoProto
 }
 
 /// An ONNX-domain node.
-pub fn node(op_type: &str, inputs: &[&str], outputs: &[&str], attributes: Vec<AttributeProto>) -> NodeProto {
+pub fn node(
+    op_type: &str,
+    inputs: &[&str],
+    outputs: &[&str],
+    attributes: Vec<AttributeProto>,
+) -> NodeProto {
     NodeProto {
         op_type: Some(op_type.to_string()),
-        name: Some(format!("{}_{}", op_type.to_lowercase(), outputs.first().copied().unwrap_or(""))),
+        name: Some(format!(
+            "{}_{}",
+            op_type.to_lowercase(),
+            outputs.first().copied().unwrap_or("")
+        )),
         input: inputs.iter().map(|s| s.to_string()).collect(),
         output: outputs.iter().map(|s| s.to_string()).collect(),
         attribute: attributes,
@@ -117,7 +126,10 @@ pub fn attr_int(name: &str, value: i64) -> AttributeProto {
 pub fn model(graph: GraphProto, opset: i64) -> ModelProto {
     ModelProto {
         ir_version: Some(ir_version_for(opset)),
-        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(opset) }],
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(opset),
+        }],
         producer_name: Some("nonzero-harness".to_string()),
         producer_version: Some(env!("CARGO_PKG_VERSION").to_string()),
         graph: Some(graph),
@@ -127,12 +139,20 @@ pub fn model(graph: GraphProto, opset: i64) -> ModelProto {
 
 /// `x -> NonZero -> y`: input `x` of `dtype` and `shape`, output `y` int64 `[rank, "nnz"]`.
 pub fn nonzero_model(dtype: DataType, shape: &[Dim], opset: i64) -> ModelProto {
-    assert!(opset >= dtype.since_opset(), "NonZero accepts {dtype} from opset {}", dtype.since_opset());
+    assert!(
+        opset >= dtype.since_opset(),
+        "NonZero accepts {dtype} from opset {}",
+        dtype.since_opset()
+    );
     let graph = GraphProto {
         name: Some(format!("nonzero_{}", dtype.onnx_name())),
         node: vec![node("NonZero", &["x"], &["y"], vec![])],
         input: vec![tensor_info("x", dtype, shape)],
-        output: vec![tensor_info("y", DataType::Int64, &[Dim::from(shape.len()), Dim::from("nnz")])],
+        output: vec![tensor_info(
+            "y",
+            DataType::Int64,
+            &[Dim::from(shape.len()), Dim::from("nnz")],
+        )],
         ..Default::default()
     };
     model(graph, opset)
@@ -148,10 +168,18 @@ pub fn masked_select_model(dtype: DataType, shape: &[Dim], opset: i64) -> ModelP
         name: Some("masked_select".to_string()),
         node: vec![
             node("NonZero", &["mask"], &["idx"], vec![]),
-            node("Transpose", &["idx"], &["idx_t"], vec![attr_ints("perm", &[1, 0])]),
+            node(
+                "Transpose",
+                &["idx"],
+                &["idx_t"],
+                vec![attr_ints("perm", &[1, 0])],
+            ),
             node("GatherND", &["x", "idx_t"], &["y"], vec![]),
         ],
-        input: vec![tensor_info("x", dtype, shape), tensor_info("mask", DataType::Bool, shape)],
+        input: vec![
+            tensor_info("x", dtype, shape),
+            tensor_info("mask", DataType::Bool, shape),
+        ],
         output: vec![tensor_info("y", dtype, &[Dim::from("n")])],
         ..Default::default()
     };
@@ -164,20 +192,43 @@ pub fn masked_select_model(dtype: DataType, shape: &[Dim], opset: i64) -> ModelP
 /// Outputs `indices` int64 `["k"]` and `kept` float `["k"]`. Every op exists at opset 9.
 pub fn threshold_filter_model(opset: i64) -> ModelProto {
     assert!(opset >= 9);
-    let mut node_list = vec![node("Greater", &["scores", "threshold"], &["keep"], vec![]), node("NonZero", &["keep"], &["idx"], vec![])];
+    let mut node_list = vec![
+        node("Greater", &["scores", "threshold"], &["keep"], vec![]),
+        node("NonZero", &["keep"], &["idx"], vec![]),
+    ];
     let mut initializer = vec![];
     if opset >= 13 {
-        initializer.push(crate::Tensor::new(vec![1], crate::TensorData::Int64(vec![0])).to_proto("squeeze_axes"));
-        node_list.push(node("Squeeze", &["idx", "squeeze_axes"], &["indices"], vec![]));
+        initializer.push(
+            crate::Tensor::new(vec![1], crate::TensorData::Int64(vec![0])).to_proto("squeeze_axes"),
+        );
+        node_list.push(node(
+            "Squeeze",
+            &["idx", "squeeze_axes"],
+            &["indices"],
+            vec![],
+        ));
     } else {
-        node_list.push(node("Squeeze", &["idx"], &["indices"], vec![attr_ints("axes", &[0])]));
+        node_list.push(node(
+            "Squeeze",
+            &["idx"],
+            &["indices"],
+            vec![attr_ints("axes", &[0])],
+        ));
     }
-    node_list.push(node("Gather", &["scores", "indices"], &["kept"], vec![attr_int("axis", 0)]));
+    node_list.push(node(
+        "Gather",
+        &["scores", "indices"],
+        &["kept"],
+        vec![attr_int("axis", 0)],
+    ));
     let graph = GraphProto {
         name: Some("threshold_filter".to_string()),
         node: node_list,
         initializer,
-        input: vec![tensor_info("scores", DataType::Float32, &[Dim::from("N")]), tensor_info("threshold", DataType::Float32, &[])],
+        input: vec![
+            tensor_info("scores", DataType::Float32, &[Dim::from("N")]),
+            tensor_info("threshold", DataType::Float32, &[]),
+        ],
         output: vec![
             tensor_info("indices", DataType::Int64, &[Dim::from("k")]),
             tensor_info("kept", DataType::Float32, &[Dim::from("k")]),

@@ -55,7 +55,9 @@ pub struct PackSummary {
 
 fn seed_of(name: &str) -> u64 {
     // FNV-1a: stable across runs and platforms.
-    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Random values of `dtype`, each non-zero with probability `density` (zeros include -0.0).
@@ -105,8 +107,12 @@ pub fn random_data(dtype: DataType, n: usize, density: f64, rng: &mut StdRng) ->
         DataType::Int32 => ints!(Int32, i32),
         DataType::Uint64 => ints!(Uint64, u64),
         DataType::Int64 => ints!(Int64, i64),
-        DataType::Float16 => TensorData::Float16((0..n).map(|_| f16::from_f64(float(rng))).collect()),
-        DataType::Bfloat16 => TensorData::Bfloat16((0..n).map(|_| bf16::from_f64(float(rng))).collect()),
+        DataType::Float16 => {
+            TensorData::Float16((0..n).map(|_| f16::from_f64(float(rng))).collect())
+        }
+        DataType::Bfloat16 => {
+            TensorData::Bfloat16((0..n).map(|_| bf16::from_f64(float(rng))).collect())
+        }
         DataType::Float32 => TensorData::Float32((0..n).map(|_| float(rng) as f32).collect()),
         DataType::Float64 => TensorData::Float64((0..n).map(|_| float(rng)).collect()),
         DataType::Complex64 => TensorData::Complex64(
@@ -144,7 +150,10 @@ pub fn random_data(dtype: DataType, n: usize, density: f64, rng: &mut StdRng) ->
             (0..n)
                 .map(|_| {
                     if rng.random_bool(density) {
-                        ["a", " ", "\0", "zero", "0", "\u{fc}ber"][rng.random_range(0..6)].to_string()
+                        // No "\0" here: ORT's C API takes C strings, so random cases stay runnable
+                        // through it; the explicit "specials" case holds "\0".
+                        ["a", " ", "\t", "zero", "0", "\u{fc}ber"][rng.random_range(0..6)]
+                            .to_string()
                     } else {
                         String::new()
                     }
@@ -159,7 +168,11 @@ impl CaseSpec {
         let shape_s = if shape.is_empty() {
             "scalar".to_string()
         } else {
-            shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join("x")
         };
         let pct = (density * 100.0).round() as u32;
         CaseSpec {
@@ -192,7 +205,10 @@ impl CaseSpec {
             Values::Explicit(d) => Tensor::new(self.shape.clone(), d.clone()),
             Values::Random { density } => {
                 let mut rng = StdRng::seed_from_u64(seed_of(&self.name));
-                Tensor::new(self.shape.clone(), random_data(self.dtype, self.numel(), *density, &mut rng))
+                Tensor::new(
+                    self.shape.clone(),
+                    random_data(self.dtype, self.numel(), *density, &mut rng),
+                )
             }
         }
     }
@@ -201,13 +217,19 @@ impl CaseSpec {
     pub fn test_case(&self) -> TestCase {
         let x = self.input();
         let y = x.nonzero_reference();
-        TestCase::with_graph_names(nonzero_model(self.dtype, &dims(&self.shape), self.opset), vec![x], vec![y])
+        TestCase::with_graph_names(
+            nonzero_model(self.dtype, &dims(&self.shape), self.opset),
+            vec![x],
+            vec![y],
+        )
     }
 }
 
 /// Special values per type: `(case suffix, data)`; every list holds zeros and non-zeros.
 pub fn special_values() -> Vec<(&'static str, TensorData)> {
-    let f16s = [0x0000u16, 0x8000, 0x0001, 0x8001, 0x7C00, 0xFC00, 0x7E00, 0x3C00, 0x03FF, 0x8000];
+    let f16s = [
+        0x0000u16, 0x8000, 0x0001, 0x8001, 0x7C00, 0xFC00, 0x7E00, 0x3C00, 0x03FF, 0x8000,
+    ];
     let f32s = [
         0.0f32,
         -0.0,
@@ -239,8 +261,14 @@ pub fn special_values() -> Vec<(&'static str, TensorData)> {
     vec![
         ("specials", TensorData::Float32(f32s.to_vec())),
         ("specials", TensorData::Float64(f64s.to_vec())),
-        ("bitpatterns", TensorData::Float16(f16s.iter().map(|&b| f16::from_bits(b)).collect())),
-        ("bitpatterns", TensorData::Bfloat16(f16s.iter().map(|&b| bf16::from_bits(b)).collect())),
+        (
+            "bitpatterns",
+            TensorData::Float16(f16s.iter().map(|&b| f16::from_bits(b)).collect()),
+        ),
+        (
+            "bitpatterns",
+            TensorData::Bfloat16(f16s.iter().map(|&b| bf16::from_bits(b)).collect()),
+        ),
         (
             "specials",
             TensorData::Complex64(vec![
@@ -269,17 +297,58 @@ pub fn special_values() -> Vec<(&'static str, TensorData)> {
         ),
         (
             "specials",
-            TensorData::String(["", " ", "\0", "a", "", "0", "false", ""].iter().map(|s| s.to_string()).collect()),
+            TensorData::String(
+                ["", " ", "\0", "a", "", "0", "false", ""]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+            ),
         ),
-        ("specials", TensorData::Bool(vec![false, true, true, false, false, true, false, false])),
-        ("extremes", TensorData::Int8(vec![0, i8::MIN, i8::MAX, -1, 1, 0, 0, 0])),
-        ("extremes", TensorData::Uint8(vec![0, u8::MAX, 1, 0, 0x80, 0, 0, 0])),
-        ("extremes", TensorData::Int16(vec![0, i16::MIN, i16::MAX, -1, 1, 0, 0, 0])),
-        ("extremes", TensorData::Uint16(vec![0, u16::MAX, 1, 0, 0x8000, 0, 0, 0])),
-        ("extremes", TensorData::Int32(vec![0, i32::MIN, i32::MAX, -1, 1, 0, 0, 0])),
-        ("extremes", TensorData::Uint32(vec![0, u32::MAX, 1, 0, 0x8000_0000, 0, 0, 0])),
-        ("extremes", TensorData::Int64(vec![0, i64::MIN, i64::MAX, -1, 1, 0, 0, 0])),
-        ("extremes", TensorData::Uint64(vec![0, u64::MAX, 1, 0, 1 << 63, 0, 0, 0])),
+        (
+            "specials_no_nul",
+            TensorData::String(
+                ["", " ", "\t", "a", "", "0", "false", ""]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+            ),
+        ),
+        (
+            "specials",
+            TensorData::Bool(vec![false, true, true, false, false, true, false, false]),
+        ),
+        (
+            "extremes",
+            TensorData::Int8(vec![0, i8::MIN, i8::MAX, -1, 1, 0, 0, 0]),
+        ),
+        (
+            "extremes",
+            TensorData::Uint8(vec![0, u8::MAX, 1, 0, 0x80, 0, 0, 0]),
+        ),
+        (
+            "extremes",
+            TensorData::Int16(vec![0, i16::MIN, i16::MAX, -1, 1, 0, 0, 0]),
+        ),
+        (
+            "extremes",
+            TensorData::Uint16(vec![0, u16::MAX, 1, 0, 0x8000, 0, 0, 0]),
+        ),
+        (
+            "extremes",
+            TensorData::Int32(vec![0, i32::MIN, i32::MAX, -1, 1, 0, 0, 0]),
+        ),
+        (
+            "extremes",
+            TensorData::Uint32(vec![0, u32::MAX, 1, 0, 0x8000_0000, 0, 0, 0]),
+        ),
+        (
+            "extremes",
+            TensorData::Int64(vec![0, i64::MIN, i64::MAX, -1, 1, 0, 0, 0]),
+        ),
+        (
+            "extremes",
+            TensorData::Uint64(vec![0, u64::MAX, 1, 0, 1 << 63, 0, 0, 0]),
+        ),
     ]
 }
 
@@ -287,9 +356,23 @@ pub fn special_values() -> Vec<(&'static str, TensorData)> {
 /// ~2M-element float case that is always there.
 pub fn case_specs(large: bool) -> Vec<CaseSpec> {
     let mut specs = vec![];
-    let shapes: &[&[usize]] = &[&[], &[1], &[7], &[3, 4], &[2, 3, 4], &[0], &[2, 0, 3], &[1, 2, 1, 3, 1], &[2, 1, 2, 1, 2, 1, 2, 3]];
+    let shapes: &[&[usize]] = &[
+        &[],
+        &[1],
+        &[7],
+        &[3, 4],
+        &[2, 3, 4],
+        &[0],
+        &[2, 0, 3],
+        &[1, 2, 1, 3, 1],
+        &[2, 1, 2, 1, 2, 1, 2, 3],
+    ];
     for dtype in DataType::ALL {
-        let opsets: &[i64] = if dtype.since_opset() > 9 { &[13] } else { &[9, 13] };
+        let opsets: &[i64] = if dtype.since_opset() > 9 {
+            &[13]
+        } else {
+            &[9, 13]
+        };
         for &opset in opsets {
             for shape in shapes {
                 specs.push(CaseSpec::random(dtype, shape, opset, 0.5, ""));
@@ -308,11 +391,23 @@ pub fn case_specs(large: bool) -> Vec<CaseSpec> {
     for dtype in [DataType::Float32, DataType::Bool] {
         for rank in 0..=8usize {
             let shape: Vec<usize> = (0..rank).map(|d| [3, 2, 4, 1, 2, 3, 1, 2][d]).collect();
-            specs.push(CaseSpec::random(dtype, &shape, 13, 0.5, &format!("_rank{rank}")));
+            specs.push(CaseSpec::random(
+                dtype,
+                &shape,
+                13,
+                0.5,
+                &format!("_rank{rank}"),
+            ));
             if rank > 0 {
                 let mut z = shape.clone();
                 z[rank / 2] = 0;
-                specs.push(CaseSpec::random(dtype, &z, 13, 0.5, &format!("_rank{rank}")));
+                specs.push(CaseSpec::random(
+                    dtype,
+                    &z,
+                    13,
+                    0.5,
+                    &format!("_rank{rank}"),
+                ));
             }
         }
     }
@@ -324,18 +419,53 @@ pub fn case_specs(large: bool) -> Vec<CaseSpec> {
                 let n = data.len();
                 specs.push(CaseSpec::explicit(tag, opset, &[n], data.clone()));
                 if n % 2 == 0 {
-                    specs.push(CaseSpec::explicit(&format!("{tag}_2d"), opset, &[2, n / 2], data.clone()));
+                    specs.push(CaseSpec::explicit(
+                        &format!("{tag}_2d"),
+                        opset,
+                        &[2, n / 2],
+                        data.clone(),
+                    ));
                 }
             }
         }
     }
     // Large inputs.
-    specs.push(CaseSpec::random(DataType::Float32, &[2048, 1024], 13, 0.5, "_large"));
+    specs.push(CaseSpec::random(
+        DataType::Float32,
+        &[2048, 1024],
+        13,
+        0.5,
+        "_large",
+    ));
     if large {
-        specs.push(CaseSpec::random(DataType::Float32, &[4, 1024, 1024], 13, 0.5, "_large"));
-        specs.push(CaseSpec::random(DataType::Bool, &[8 * 1024 * 1024], 13, 0.1, "_large"));
-        specs.push(CaseSpec::random(DataType::Int8, &[3, 1000, 1000], 9, 0.5, "_large"));
-        specs.push(CaseSpec::random(DataType::Float16, &[1536, 1024], 13, 0.01, "_large"));
+        specs.push(CaseSpec::random(
+            DataType::Float32,
+            &[4, 1024, 1024],
+            13,
+            0.5,
+            "_large",
+        ));
+        specs.push(CaseSpec::random(
+            DataType::Bool,
+            &[8 * 1024 * 1024],
+            13,
+            0.1,
+            "_large",
+        ));
+        specs.push(CaseSpec::random(
+            DataType::Int8,
+            &[3, 1000, 1000],
+            9,
+            0.5,
+            "_large",
+        ));
+        specs.push(CaseSpec::random(
+            DataType::Float16,
+            &[1536, 1024],
+            13,
+            0.01,
+            "_large",
+        ));
     }
     specs
 }
@@ -374,7 +504,12 @@ fn json_str(s: &str) -> String {
 pub fn manifest_json(entries: &[ManifestEntry]) -> String {
     let mut s = String::from("{\n  \"cases\": [\n");
     for (i, e) in entries.iter().enumerate() {
-        let shape = e.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
+        let shape = e
+            .shape
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
         let _ = write!(
             s,
             "    {{\"name\": {}, \"dtype\": {}, \"shape\": [{shape}], \"opset\": {}, \"nnz\": {}}}",
@@ -390,15 +525,29 @@ pub fn manifest_json(entries: &[ManifestEntry]) -> String {
 }
 
 /// Writes the cases for which `keep` holds into `out/<case name>/` and `out/manifest.json`.
-pub fn write_pack(out: &Path, large: bool, keep: impl Fn(&CaseSpec) -> bool) -> Result<PackSummary> {
+pub fn write_pack(
+    out: &Path,
+    large: bool,
+    keep: impl Fn(&CaseSpec) -> bool,
+) -> Result<PackSummary> {
     fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let mut entries = vec![];
     for spec in case_specs(large).into_iter().filter(|s| keep(s)) {
         let case = spec.test_case();
         let nnz = case.data_sets[0].outputs[0].1.shape[1];
-        case.write(&out.join(&spec.name)).with_context(|| format!("writing case {}", spec.name))?;
-        entries.push(ManifestEntry { name: spec.name, dtype: spec.dtype, shape: spec.shape, opset: spec.opset, nnz });
+        case.write(&out.join(&spec.name))
+            .with_context(|| format!("writing case {}", spec.name))?;
+        entries.push(ManifestEntry {
+            name: spec.name,
+            dtype: spec.dtype,
+            shape: spec.shape,
+            opset: spec.opset,
+            nnz,
+        });
     }
     fs::write(out.join("manifest.json"), manifest_json(&entries))?;
-    Ok(PackSummary { entries, bytes: dir_size(out) })
+    Ok(PackSummary {
+        entries,
+        bytes: dir_size(out),
+    })
 }

@@ -8,7 +8,9 @@ use crate::testcase::{io_names, read_model};
 use crate::{Tensor, TensorData, TestCase};
 use anyhow::{anyhow, bail, Context, Result};
 use nonzero_core::{bf16, f16, Complex32, Complex64, DataType};
-use nonzero_proto::onnx::{tensor_shape_proto::dimension::Value as DimValue, type_proto, ModelProto};
+use nonzero_proto::onnx::{
+    tensor_shape_proto::dimension::Value as DimValue, type_proto, ModelProto,
+};
 use ort::session::Session;
 use ort::value::{DynValue, Tensor as OrtTensor, TensorElementType, ValueRef};
 use prost::Message;
@@ -37,8 +39,12 @@ pub fn init_ort(dylib: Option<&Path>) -> Result<ort::environment::Environment> {
     }
     let path = ort_dylib_path(dylib)?;
     let env = ENV.get_or_init(|| {
-        let builder = ort::init_from(&path).map_err(|e| format!("loading {}: {e}", path.display()))?;
-        builder.with_name("nonzero").build().map_err(|e| format!("creating the ORT environment: {e}"))
+        let builder =
+            ort::init_from(&path).map_err(|e| format!("loading {}: {e}", path.display()))?;
+        builder
+            .with_name("nonzero")
+            .build()
+            .map_err(|e| format!("creating the ORT environment: {e}"))
     });
     env.clone().map_err(|e| anyhow!(e))
 }
@@ -59,23 +65,34 @@ pub fn default_library() -> Option<PathBuf> {
             }
         }
     }
-    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release").join(name));
+    candidates.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../target/release")
+            .join(name),
+    );
     candidates.into_iter().find(|p| p.is_file())
 }
 
 /// Creates a session for a serialized model, with the custom-op `library` when given.
 pub fn session(model: &[u8], library: Option<&Path>, threads: usize) -> Result<Session> {
-    let env = ENV.get().and_then(|e| e.as_ref().ok()).ok_or_else(|| anyhow!("call init_ort first"))?;
+    let env = ENV
+        .get()
+        .and_then(|e| e.as_ref().ok())
+        .ok_or_else(|| anyhow!("call init_ort first"))?;
     let mut builder = Session::builder(env).map_err(|e| anyhow!("{e}"))?;
     if threads > 0 {
-        builder = builder.with_intra_threads(threads).map_err(|e| anyhow!("{e}"))?;
+        builder = builder
+            .with_intra_threads(threads)
+            .map_err(|e| anyhow!("{e}"))?;
     }
     if let Some(lib) = library {
         builder = builder
             .with_operator_library(lib)
             .map_err(|e| anyhow!("registering custom-op library {}: {e}", lib.display()))?;
     }
-    builder.commit_from_memory(model).map_err(|e| anyhow!("creating the session: {e}"))
+    builder
+        .commit_from_memory(model)
+        .map_err(|e| anyhow!("creating the session: {e}"))
 }
 
 /// Converts a tensor to an ORT value.
@@ -114,11 +131,17 @@ pub fn to_value(t: &Tensor) -> Result<DynValue> {
 
 /// Converts an ORT tensor value back.
 pub fn from_value(v: &ValueRef<'_>) -> Result<Tensor> {
-    let ty = v.dtype().tensor_type().ok_or_else(|| anyhow!("output is not a tensor: {:?}", v.dtype()))?;
+    let ty = v
+        .dtype()
+        .tensor_type()
+        .ok_or_else(|| anyhow!("output is not a tensor: {:?}", v.dtype()))?;
     macro_rules! prim {
         ($t:ty, $variant:ident) => {{
             let (shape, data) = v.try_extract_tensor::<$t>().map_err(|e| anyhow!("{e}"))?;
-            (shape.iter().map(|&d| d as usize).collect::<Vec<_>>(), TensorData::$variant(data.to_vec()))
+            (
+                shape.iter().map(|&d| d as usize).collect::<Vec<_>>(),
+                TensorData::$variant(data.to_vec()),
+            )
         }};
     }
     let (shape, data) = match ty {
@@ -139,14 +162,20 @@ pub fn from_value(v: &ValueRef<'_>) -> Result<Tensor> {
         TensorElementType::Complex128 => prim!(Complex64, Complex128),
         TensorElementType::String => {
             let (shape, data) = v.try_extract_strings().map_err(|e| anyhow!("{e}"))?;
-            (shape.iter().map(|&d| d as usize).collect(), TensorData::String(data))
+            (
+                shape.iter().map(|&d| d as usize).collect(),
+                TensorData::String(data),
+            )
         }
         other => bail!("unsupported output element type {other:?}"),
     };
     // `Tensor::new` would panic on an inconsistent pair; ORT's scalar NonZero gives [1, nnz].
     let n: usize = shape.iter().product();
     if n != data.len() {
-        bail!("output shape {shape:?} does not match its {} values", data.len());
+        bail!(
+            "output shape {shape:?} does not match its {} values",
+            data.len()
+        );
     }
     Ok(Tensor { shape, data })
 }
@@ -155,10 +184,25 @@ pub fn from_value(v: &ValueRef<'_>) -> Result<Tensor> {
 pub fn run(session: &mut Session, inputs: &[(String, Tensor)]) -> Result<Vec<(String, Tensor)>> {
     let values = inputs
         .iter()
-        .map(|(n, t)| Ok((n.clone(), to_value(t).with_context(|| format!("input {n}"))?)))
+        .map(|(n, t)| {
+            Ok((
+                n.clone(),
+                to_value(t).with_context(|| format!("input {n}"))?,
+            ))
+        })
         .collect::<Result<Vec<(String, DynValue)>>>()?;
-    let outputs = session.run(values).map_err(|e| anyhow!("run failed: {e}"))?;
-    outputs.iter().map(|(name, v)| Ok((name.to_string(), from_value(&v).with_context(|| format!("output {name}"))?))).collect()
+    let outputs = session
+        .run(values)
+        .map_err(|e| anyhow!("run failed: {e}"))?;
+    outputs
+        .iter()
+        .map(|(name, v)| {
+            Ok((
+                name.to_string(),
+                from_value(&v).with_context(|| format!("output {name}"))?,
+            ))
+        })
+        .collect()
 }
 
 /// The outcome for one model.
@@ -170,7 +214,10 @@ pub enum Status {
     Mismatch(String),
     /// No expected output: ran, and either matched ORT's built-in kernel (`Some(true)`), differed
     /// from it (`Some(false)`) or the built-in could not run the model (`None`).
-    NoExpected { builtin_equal: Option<bool>, note: String },
+    NoExpected {
+        builtin_equal: Option<bool>,
+        note: String,
+    },
     /// The model could not be run.
     Error(String),
     /// Not runnable through this path, for a stated reason (e.g. NUL characters in string inputs).
@@ -180,7 +227,15 @@ pub enum Status {
 impl Status {
     /// `true` for outcomes that should fail the command.
     pub fn is_failure(&self) -> bool {
-        matches!(self, Status::Mismatch(_) | Status::Error(_) | Status::NoExpected { builtin_equal: Some(false), .. })
+        matches!(
+            self,
+            Status::Mismatch(_)
+                | Status::Error(_)
+                | Status::NoExpected {
+                    builtin_equal: Some(false),
+                    ..
+                }
+        )
     }
 }
 
@@ -197,11 +252,18 @@ pub struct Report {
 /// Compares outputs with expected ones by name (or position), bit-exact.
 pub fn compare(outputs: &[(String, Tensor)], expected: &[(String, Tensor)]) -> Status {
     for (i, (name, want)) in expected.iter().enumerate() {
-        let got = outputs.iter().find(|(n, _)| n == name).or_else(|| outputs.get(i));
+        let got = outputs
+            .iter()
+            .find(|(n, _)| n == name)
+            .or_else(|| outputs.get(i));
         match got {
             None => return Status::Mismatch(format!("missing output {name}")),
             Some((_, got)) if !got.same_as(want) => {
-                return Status::Mismatch(format!("{name}: got {}, expected {}", got.describe(8), want.describe(8)))
+                return Status::Mismatch(format!(
+                    "{name}: got {}, expected {}",
+                    got.describe(8),
+                    want.describe(8)
+                ))
             }
             _ => {}
         }
@@ -223,16 +285,29 @@ pub struct RunOptions {
 /// Runs a test case read from disk (first data set) and compares with its expected outputs.
 pub fn run_case(name: &str, case: &TestCase, opts: &RunOptions) -> Report {
     let set = case.data_sets.first().cloned().unwrap_or_default();
-    let mut report = Report { name: name.to_string(), inputs: set.inputs, outputs: vec![], expected: set.outputs, status: Status::Match };
+    let mut report = Report {
+        name: name.to_string(),
+        inputs: set.inputs,
+        outputs: vec![],
+        expected: set.outputs,
+        status: Status::Match,
+    };
     let result = (|| -> Result<Vec<(String, Tensor)>> {
-        let mut s = session(&case.model.encode_to_vec(), opts.library.as_deref(), opts.threads)?;
+        let mut s = session(
+            &case.model.encode_to_vec(),
+            opts.library.as_deref(),
+            opts.threads,
+        )?;
         run(&mut s, &report.inputs)
     })();
     report.status = match result {
         Ok(outputs) => {
             report.outputs = outputs;
             if report.expected.is_empty() {
-                Status::NoExpected { builtin_equal: None, note: "no expected outputs in the case".into() }
+                Status::NoExpected {
+                    builtin_equal: None,
+                    note: "no expected outputs in the case".into(),
+                }
             } else {
                 compare(&report.outputs, &report.expected)
             }
@@ -244,19 +319,33 @@ pub fn run_case(name: &str, case: &TestCase, opts: &RunOptions) -> Report {
 }
 
 /// Seeded random inputs for a model's declared inputs (symbolic dimensions get `symbolic_size`).
-pub fn random_inputs(model: &ModelProto, symbolic_size: usize, seed: u64) -> Result<Vec<(String, Tensor)>> {
+pub fn random_inputs(
+    model: &ModelProto,
+    symbolic_size: usize,
+    seed: u64,
+) -> Result<Vec<(String, Tensor)>> {
     let (names, _) = io_names(model);
-    let graph = model.graph.as_ref().ok_or_else(|| anyhow!("model has no graph"))?;
+    let graph = model
+        .graph
+        .as_ref()
+        .ok_or_else(|| anyhow!("model has no graph"))?;
     let mut rng = StdRng::seed_from_u64(seed);
     names
         .iter()
         .map(|name| {
-            let vi = graph.input.iter().find(|v| v.name() == name).expect("name from the graph");
-            let Some(type_proto::Value::TensorType(tt)) = vi.r#type.as_ref().and_then(|t| t.value.as_ref()) else {
+            let vi = graph
+                .input
+                .iter()
+                .find(|v| v.name() == name)
+                .expect("name from the graph");
+            let Some(type_proto::Value::TensorType(tt)) =
+                vi.r#type.as_ref().and_then(|t| t.value.as_ref())
+            else {
                 bail!("input {name} is not a tensor");
             };
             let code = tt.elem_type.unwrap_or(0);
-            let dtype = DataType::from_onnx_code(code).ok_or_else(|| anyhow!("input {name}: unsupported element type {code}"))?;
+            let dtype = DataType::from_onnx_code(code)
+                .ok_or_else(|| anyhow!("input {name}: unsupported element type {code}"))?;
             let shape: Vec<usize> = tt
                 .shape
                 .as_ref()
@@ -271,7 +360,10 @@ pub fn random_inputs(model: &ModelProto, symbolic_size: usize, seed: u64) -> Res
                 })
                 .unwrap_or_default();
             let n = shape.iter().product();
-            Ok((name.clone(), Tensor::new(shape, crate::pack::random_data(dtype, n, 0.5, &mut rng))))
+            Ok((
+                name.clone(),
+                Tensor::new(shape, crate::pack::random_data(dtype, n, 0.5, &mut rng)),
+            ))
         })
         .collect()
 }
@@ -279,7 +371,13 @@ pub fn random_inputs(model: &ModelProto, symbolic_size: usize, seed: u64) -> Res
 /// Runs a bare model with random inputs, and compares with ORT's built-in kernel when that runs.
 pub fn run_bare_model(path: &Path, opts: &RunOptions) -> Report {
     let name = path.display().to_string();
-    let mut report = Report { name, inputs: vec![], outputs: vec![], expected: vec![], status: Status::Match };
+    let mut report = Report {
+        name,
+        inputs: vec![],
+        outputs: vec![],
+        expected: vec![],
+        status: Status::Match,
+    };
     let result = (|| -> Result<Status> {
         let model = read_model(path)?;
         let bytes = model.encode_to_vec();
@@ -287,14 +385,27 @@ pub fn run_bare_model(path: &Path, opts: &RunOptions) -> Report {
         let mut ours = session(&bytes, opts.library.as_deref(), opts.threads)?;
         report.outputs = run(&mut ours, &report.inputs)?;
         if opts.library.is_none() {
-            return Ok(Status::NoExpected { builtin_equal: None, note: "ran with the built-in kernel only".into() });
+            return Ok(Status::NoExpected {
+                builtin_equal: None,
+                note: "ran with the built-in kernel only".into(),
+            });
         }
-        let builtin = session(&bytes, None, opts.threads).and_then(|mut s| run(&mut s, &report.inputs));
+        let builtin =
+            session(&bytes, None, opts.threads).and_then(|mut s| run(&mut s, &report.inputs));
         Ok(match builtin {
-            Err(e) => Status::NoExpected { builtin_equal: None, note: format!("built-in ORT cannot run it: {e:#}") },
+            Err(e) => Status::NoExpected {
+                builtin_equal: None,
+                note: format!("built-in ORT cannot run it: {e:#}"),
+            },
             Ok(b) => match compare(&report.outputs, &b) {
-                Status::Match => Status::NoExpected { builtin_equal: Some(true), note: "equals ORT's built-in kernel".into() },
-                Status::Mismatch(m) => Status::NoExpected { builtin_equal: Some(false), note: format!("differs from ORT's built-in kernel: {m}") },
+                Status::Match => Status::NoExpected {
+                    builtin_equal: Some(true),
+                    note: "equals ORT's built-in kernel".into(),
+                },
+                Status::Mismatch(m) => Status::NoExpected {
+                    builtin_equal: Some(false),
+                    note: format!("differs from ORT's built-in kernel: {m}"),
+                },
                 other => other,
             },
         })
@@ -306,11 +417,20 @@ pub fn run_bare_model(path: &Path, opts: &RunOptions) -> Report {
 /// Runs a case directory (`model.onnx` + `test_data_set_*`) or a bare `.onnx` file.
 pub fn run_path(path: &Path, opts: &RunOptions) -> Report {
     if path.is_dir() {
-        let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| path.display().to_string());
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_else(|| path.display().to_string());
         match TestCase::read(path) {
             Ok(case) if case.data_sets.is_empty() => run_bare_model(&path.join("model.onnx"), opts),
             Ok(case) => run_case(&name, &case, opts),
-            Err(e) => Report { name, inputs: vec![], outputs: vec![], expected: vec![], status: Status::Error(format!("{e:#}")) },
+            Err(e) => Report {
+                name,
+                inputs: vec![],
+                outputs: vec![],
+                expected: vec![],
+                status: Status::Error(format!("{e:#}")),
+            },
         }
     } else {
         run_bare_model(path, opts)

@@ -137,10 +137,18 @@ impl TensorData {
 
     /// Decodes little-endian packed bytes of `dtype` (not strings).
     pub fn from_le_bytes(dtype: DataType, raw: &[u8]) -> Result<TensorData> {
-        let size = dtype.size_of().ok_or_else(|| anyhow!("{dtype} has no packed byte form"))?;
-        ensure!(raw.len() % size == 0, "raw_data of {} bytes is not a whole number of {dtype} elements", raw.len());
+        let size = dtype
+            .size_of()
+            .ok_or_else(|| anyhow!("{dtype} has no packed byte form"))?;
+        ensure!(
+            raw.len() % size == 0,
+            "raw_data of {} bytes is not a whole number of {dtype} elements",
+            raw.len()
+        );
         fn unpack<T, const N: usize>(raw: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
-            raw.chunks_exact(N).map(|c| f(c.try_into().expect("chunk of N bytes"))).collect()
+            raw.chunks_exact(N)
+                .map(|c| f(c.try_into().expect("chunk of N bytes")))
+                .collect()
         }
         Ok(match dtype {
             DataType::Bool => TensorData::Bool(raw.iter().map(|&b| b != 0).collect()),
@@ -229,7 +237,12 @@ impl Tensor {
     pub fn new(shape: impl Into<Vec<usize>>, data: TensorData) -> Tensor {
         let shape = shape.into();
         let n: usize = shape.iter().product();
-        assert_eq!(n, data.len(), "shape {shape:?} needs {n} values, got {}", data.len());
+        assert_eq!(
+            n,
+            data.len(),
+            "shape {shape:?} needs {n} values, got {}",
+            data.len()
+        );
         Tensor { shape, data }
     }
 
@@ -255,13 +268,19 @@ impl Tensor {
 
     /// `float[2,3] [1.0, ...]`-style summary.
     pub fn describe(&self, max: usize) -> String {
-        format!("{}{:?} {}", self.dtype(), self.shape, self.data.preview(max))
+        format!(
+            "{}{:?} {}",
+            self.dtype(),
+            self.shape,
+            self.data.preview(max)
+        )
     }
 
     /// ONNX NonZero of this tensor computed by `nonzero_core::reference` (the naive oracle):
     /// int64 `[rank, nnz]` (a scalar gives `[0, nnz]`, as the ONNX text says).
     pub fn nonzero_reference(&self) -> Tensor {
-        let (nnz, coords) = nonzero_core::reference::nonzero_packed(&self.shape, |i| self.data.is_nonzero(i));
+        let (nnz, coords) =
+            nonzero_core::reference::nonzero_packed(&self.shape, |i| self.data.is_nonzero(i));
         Tensor::new(vec![self.shape.len(), nnz], TensorData::Int64(coords))
     }
 
@@ -274,7 +293,9 @@ impl Tensor {
             ..Default::default()
         };
         match &self.data {
-            TensorData::String(v) => t.string_data = v.iter().map(|s| s.as_bytes().to_vec()).collect(),
+            TensorData::String(v) => {
+                t.string_data = v.iter().map(|s| s.as_bytes().to_vec()).collect()
+            }
             data => t.raw_data = data.to_le_bytes(),
         }
         t
@@ -283,7 +304,8 @@ impl Tensor {
     /// Decodes a `TensorProto` (raw_data or the typed fields; not external data).
     pub fn from_proto(t: &TensorProto) -> Result<Tensor> {
         let code = t.data_type.unwrap_or(0);
-        let dtype = DataType::from_onnx_code(code).ok_or_else(|| anyhow!("unsupported TensorProto data_type {code}"))?;
+        let dtype = DataType::from_onnx_code(code)
+            .ok_or_else(|| anyhow!("unsupported TensorProto data_type {code}"))?;
         ensure!(t.external_data.is_empty(), "external data is not supported");
         let shape = t
             .dims
@@ -302,20 +324,42 @@ impl Tensor {
                 DataType::Uint16 => TensorData::Uint16(i32s.iter().map(|&x| x as u16).collect()),
                 DataType::Int16 => TensorData::Int16(i32s.iter().map(|&x| x as i16).collect()),
                 DataType::Int32 => TensorData::Int32(i32s.clone()),
-                DataType::Float16 => TensorData::Float16(i32s.iter().map(|&x| f16::from_bits(x as u16)).collect()),
-                DataType::Bfloat16 => TensorData::Bfloat16(i32s.iter().map(|&x| bf16::from_bits(x as u16)).collect()),
+                DataType::Float16 => {
+                    TensorData::Float16(i32s.iter().map(|&x| f16::from_bits(x as u16)).collect())
+                }
+                DataType::Bfloat16 => {
+                    TensorData::Bfloat16(i32s.iter().map(|&x| bf16::from_bits(x as u16)).collect())
+                }
                 DataType::Int64 => TensorData::Int64(t.int64_data.clone()),
-                DataType::Uint32 => TensorData::Uint32(t.uint64_data.iter().map(|&x| x as u32).collect()),
+                DataType::Uint32 => {
+                    TensorData::Uint32(t.uint64_data.iter().map(|&x| x as u32).collect())
+                }
                 DataType::Uint64 => TensorData::Uint64(t.uint64_data.clone()),
                 DataType::Float32 => TensorData::Float32(t.float_data.clone()),
                 DataType::Float64 => TensorData::Float64(t.double_data.clone()),
                 DataType::Complex64 => {
-                    ensure!(t.float_data.len() % 2 == 0, "complex64 float_data needs (re, im) pairs");
-                    TensorData::Complex64(t.float_data.chunks_exact(2).map(|c| Complex32::new(c[0], c[1])).collect())
+                    ensure!(
+                        t.float_data.len() % 2 == 0,
+                        "complex64 float_data needs (re, im) pairs"
+                    );
+                    TensorData::Complex64(
+                        t.float_data
+                            .chunks_exact(2)
+                            .map(|c| Complex32::new(c[0], c[1]))
+                            .collect(),
+                    )
                 }
                 DataType::Complex128 => {
-                    ensure!(t.double_data.len() % 2 == 0, "complex128 double_data needs (re, im) pairs");
-                    TensorData::Complex128(t.double_data.chunks_exact(2).map(|c| Complex64::new(c[0], c[1])).collect())
+                    ensure!(
+                        t.double_data.len() % 2 == 0,
+                        "complex128 double_data needs (re, im) pairs"
+                    );
+                    TensorData::Complex128(
+                        t.double_data
+                            .chunks_exact(2)
+                            .map(|c| Complex64::new(c[0], c[1]))
+                            .collect(),
+                    )
                 }
                 DataType::String => TensorData::String(
                     t.string_data
@@ -326,7 +370,11 @@ impl Tensor {
             }
         };
         if data.len() != n {
-            bail!("tensor {:?}: shape {shape:?} needs {n} {dtype} values, found {}", t.name(), data.len());
+            bail!(
+                "tensor {:?}: shape {shape:?} needs {n} {dtype} values, found {}",
+                t.name(),
+                data.len()
+            );
         }
         Ok(Tensor { shape, data })
     }

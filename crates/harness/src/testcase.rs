@@ -29,9 +29,16 @@ pub struct TestCase {
 
 /// Names of the graph's inputs that are not initializers, and of its outputs.
 pub fn io_names(model: &ModelProto) -> (Vec<String>, Vec<String>) {
-    let Some(g) = model.graph.as_ref() else { return (vec![], vec![]) };
+    let Some(g) = model.graph.as_ref() else {
+        return (vec![], vec![]);
+    };
     let inits: Vec<&str> = g.initializer.iter().map(|t| t.name()).collect();
-    let inputs = g.input.iter().map(|v| v.name().to_string()).filter(|n| !inits.contains(&n.as_str())).collect();
+    let inputs = g
+        .input
+        .iter()
+        .map(|v| v.name().to_string())
+        .filter(|n| !inits.contains(&n.as_str()))
+        .collect();
     let outputs = g.output.iter().map(|v| v.name().to_string()).collect();
     (inputs, outputs)
 }
@@ -39,7 +46,8 @@ pub fn io_names(model: &ModelProto) -> (Vec<String>, Vec<String>) {
 /// Reads a serialized `ModelProto`.
 pub fn read_model(path: &Path) -> Result<ModelProto> {
     let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    ModelProto::decode(bytes.as_slice()).with_context(|| format!("{} is not an ONNX model", path.display()))
+    ModelProto::decode(bytes.as_slice())
+        .with_context(|| format!("{} is not an ONNX model", path.display()))
 }
 
 /// Writes a serialized `ModelProto`.
@@ -49,15 +57,30 @@ pub fn write_model(path: &Path, model: &ModelProto) -> Result<()> {
 
 impl TestCase {
     /// A case with a single data set.
-    pub fn new(model: ModelProto, inputs: Vec<(String, Tensor)>, outputs: Vec<(String, Tensor)>) -> TestCase {
-        TestCase { model, data_sets: vec![DataSet { inputs, outputs }] }
+    pub fn new(
+        model: ModelProto,
+        inputs: Vec<(String, Tensor)>,
+        outputs: Vec<(String, Tensor)>,
+    ) -> TestCase {
+        TestCase {
+            model,
+            data_sets: vec![DataSet { inputs, outputs }],
+        }
     }
 
     /// A case whose inputs and outputs are named, in order, after the graph's inputs and outputs.
-    pub fn with_graph_names(model: ModelProto, inputs: Vec<Tensor>, outputs: Vec<Tensor>) -> TestCase {
+    pub fn with_graph_names(
+        model: ModelProto,
+        inputs: Vec<Tensor>,
+        outputs: Vec<Tensor>,
+    ) -> TestCase {
         let (in_names, out_names) = io_names(&model);
         assert_eq!(in_names.len(), inputs.len(), "one tensor per graph input");
-        assert_eq!(out_names.len(), outputs.len(), "one tensor per graph output");
+        assert_eq!(
+            out_names.len(),
+            outputs.len(),
+            "one tensor per graph output"
+        );
         let inputs = in_names.into_iter().zip(inputs).collect();
         let outputs = out_names.into_iter().zip(outputs).collect();
         TestCase::new(model, inputs, outputs)
@@ -89,7 +112,10 @@ impl TestCase {
         for entry in fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().to_string();
-            if let Some(n) = name.strip_prefix("test_data_set_").and_then(|n| n.parse().ok()) {
+            if let Some(n) = name
+                .strip_prefix("test_data_set_")
+                .and_then(|n| n.parse().ok())
+            {
                 sets.push((n, entry.path()));
             }
         }
@@ -104,18 +130,25 @@ impl TestCase {
                         break;
                     }
                     let bytes = fs::read(&p)?;
-                    let (mut name, t) = Tensor::decode(&bytes).with_context(|| format!("decoding {}", p.display()))?;
+                    let (mut name, t) = Tensor::decode(&bytes)
+                        .with_context(|| format!("decoding {}", p.display()))?;
                     if name.is_empty() {
                         match names.get(i) {
                             Some(n) => name = n.clone(),
-                            None => bail!("{} has no name and the graph has no {prefix} {i}", p.display()),
+                            None => bail!(
+                                "{} has no name and the graph has no {prefix} {i}",
+                                p.display()
+                            ),
                         }
                     }
                     out.push((name, t));
                 }
                 Ok(out)
             };
-            data_sets.push(DataSet { inputs: read_all("input", &in_names)?, outputs: read_all("output", &out_names)? });
+            data_sets.push(DataSet {
+                inputs: read_all("input", &in_names)?,
+                outputs: read_all("output", &out_names)?,
+            });
         }
         Ok(TestCase { model, data_sets })
     }
