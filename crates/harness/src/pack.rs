@@ -418,7 +418,7 @@ pub fn case_specs(large: bool) -> Vec<CaseSpec> {
             if opset >= dtype.since_opset() {
                 let n = data.len();
                 specs.push(CaseSpec::explicit(tag, opset, &[n], data.clone()));
-                if n % 2 == 0 {
+                if n.is_multiple_of(2) {
                     specs.push(CaseSpec::explicit(
                         &format!("{tag}_2d"),
                         opset,

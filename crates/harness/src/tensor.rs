@@ -141,7 +141,7 @@ impl TensorData {
             .size_of()
             .ok_or_else(|| anyhow!("{dtype} has no packed byte form"))?;
         ensure!(
-            raw.len() % size == 0,
+            raw.len().is_multiple_of(size),
             "raw_data of {} bytes is not a whole number of {dtype} elements",
             raw.len()
         );
@@ -339,7 +339,7 @@ impl Tensor {
                 DataType::Float64 => TensorData::Float64(t.double_data.clone()),
                 DataType::Complex64 => {
                     ensure!(
-                        t.float_data.len() % 2 == 0,
+                        t.float_data.len().is_multiple_of(2),
                         "complex64 float_data needs (re, im) pairs"
                     );
                     TensorData::Complex64(
@@ -351,7 +351,7 @@ impl Tensor {
                 }
                 DataType::Complex128 => {
                     ensure!(
-                        t.double_data.len() % 2 == 0,
+                        t.double_data.len().is_multiple_of(2),
                         "complex128 double_data needs (re, im) pairs"
                     );
                     TensorData::Complex128(
