@@ -128,6 +128,7 @@ pub struct GpuNonZero {
     pipeline_layout: wgpu::PipelineLayout,
     pipelines: [OnceLock<Pipelines>; 6],
     dummy: wgpu::Buffer,
+    dummy_input: wgpu::Buffer,
     limits: wgpu::Limits,
 }
 
@@ -144,12 +145,20 @@ impl std::fmt::Debug for GpuNonZero {
 pub fn request_device(
     wanted: wgpu::Features,
 ) -> Result<(wgpu::Adapter, wgpu::Device, wgpu::Queue), GpuError> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        ..Default::default()
-    }))
-    .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
+    // Vulkan/Metal/DX12 first (quiet on headless Linux), then every backend; WGPU_BACKEND
+    // overrides both.
+    let find = |backends: wgpu::Backends| {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = wgpu::Backends::from_env().unwrap_or(backends);
+        let instance = wgpu::Instance::new(desc);
+        pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            ..Default::default()
+        }))
+    };
+    let adapter = find(wgpu::Backends::PRIMARY)
+        .or_else(|_| find(wgpu::Backends::all()))
+        .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
     let desc = wgpu::DeviceDescriptor {
         label: Some("nonzero-gpu"),
         required_features: adapter.features() & wanted,
@@ -241,6 +250,12 @@ impl GpuNonZero {
             usage: wgpu::BufferUsages::STORAGE,
             mapped_at_creation: false,
         });
+        let dummy_input = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("nonzero dummy input"),
+            size: 16,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
         Ok(GpuNonZero {
             device,
             queue,
@@ -249,6 +264,7 @@ impl GpuNonZero {
             pipeline_layout,
             pipelines: Default::default(),
             dummy,
+            dummy_input,
             limits,
         })
     }
@@ -370,6 +386,15 @@ impl GpuNonZero {
             start += n;
             tile_base += tiles;
         }
+        if chunks.is_empty() {
+            // An empty tensor still runs the scan pass, which writes the count (0).
+            chunks.push(Chunk {
+                start: 0,
+                n: 0,
+                tile_base: 0,
+                tiles: 0,
+            });
+        }
         let max_dim = u64::from(
             self.limits
                 .max_compute_workgroups_per_dimension
@@ -470,6 +495,11 @@ impl GpuNonZero {
             .map(|(i, c)| {
                 let offset = c.start * size;
                 let len = pad4(c.n * size).min(input_len - offset);
+                let (input, offset, len) = if len == 0 {
+                    (&self.dummy_input, 0, 16)
+                } else {
+                    (input, offset, len)
+                };
                 let (out_buf, out_len) = match out {
                     Some((b, len)) => (b, len),
                     None => (&self.dummy, 16),
@@ -498,6 +528,9 @@ impl GpuNonZero {
     }
 
     fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, tiles: u64) {
+        if tiles == 0 {
+            return;
+        }
         let max_dim = u64::from(
             self.limits
                 .max_compute_workgroups_per_dimension
@@ -617,10 +650,6 @@ impl GpuNonZero {
             });
         }
         self.check_binding("coordinates", coord_bytes)?;
-        if plan.numel == 0 {
-            self.queue.write_buffer(count, 0, bytemuck::bytes_of(&0u32));
-            return Ok(self.queue.submit([]));
-        }
         let out = Output::Dml {
             ncols: n_columns as u32,
             skip: (rank - n_columns) as u32,
@@ -682,10 +711,6 @@ impl GpuNonZero {
             });
         }
         self.check_binding("output", out_bytes)?;
-        if plan.numel == 0 {
-            self.queue.write_buffer(count, 0, bytemuck::bytes_of(&0u32));
-            return Ok(self.queue.submit([]));
-        }
         let (params, stride) = self.params_buffer(
             &plan,
             Output::Onnx {
