@@ -103,6 +103,17 @@ pub struct DmlCoordinates {
     pub coords: Vec<u32>,
 }
 
+/// How a call is split: see [`GpuNonZero::chunking`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunking {
+    /// Bindings of the input (at least 1, even for an empty tensor).
+    pub chunks: usize,
+    /// Tiles of all chunks (`workgroup_size * 4` elements each).
+    pub tiles: u64,
+    /// The largest number of workgroups one dispatch needs along y (1 = 1-D dispatch).
+    pub max_dispatch_rows: u64,
+}
+
 /// The ONNX output left on the device.
 #[derive(Debug)]
 pub struct GpuOnnxOutput {
@@ -416,6 +427,28 @@ impl GpuNonZero {
             dims,
             chunks,
             total_tiles: tile_base,
+        })
+    }
+
+    /// How an input of this type and shape is split into chunks, tiles and dispatches.
+    pub fn chunking(&self, dtype: DataType, shape: &[usize]) -> Result<Chunking, GpuError> {
+        let plan = self.plan(dtype, shape)?;
+        let max_dim = u64::from(
+            self.limits
+                .max_compute_workgroups_per_dimension
+                .min(self.config.max_workgroups_per_dim),
+        );
+        let rows = plan
+            .chunks
+            .iter()
+            .map(|c| c.tiles.div_ceil(max_dim))
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        Ok(Chunking {
+            chunks: plan.chunks.len(),
+            tiles: plan.total_tiles,
+            max_dispatch_rows: rows,
         })
     }
 

@@ -66,7 +66,8 @@ fn tiny() -> Option<&'static GpuNonZero> {
     .as_ref()
 }
 
-/// Middle: 64-thread workgroups (256-element tiles), chunks of about 1000 elements.
+/// Middle: 64-thread workgroups (256-element tiles), chunks of about 1000 elements, at most 2
+/// workgroups along x (so 3- and 4-tile chunks dispatch 2 x 2).
 fn mid() -> Option<&'static GpuNonZero> {
     static CTX: OnceLock<Option<GpuNonZero>> = OnceLock::new();
     CTX.get_or_init(|| {
