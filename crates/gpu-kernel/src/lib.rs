@@ -654,6 +654,25 @@ impl GpuNonZero {
         count: &wgpu::Buffer,
         coords: &wgpu::Buffer,
     ) -> Result<wgpu::SubmissionIndex, GpuError> {
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        self.encode_dml(&mut enc, input, dtype, shape, n_columns, count, coords)?;
+        Ok(self.queue.submit([enc.finish()]))
+    }
+
+    /// [`GpuNonZero::dml_device`] recorded into the caller's encoder instead of submitted, so it
+    /// can sit between other work (or timestamp writes). The passes' scratch buffers live as
+    /// long as the command buffer needs them.
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_dml(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        input: &wgpu::Buffer,
+        dtype: DataType,
+        shape: &[usize],
+        n_columns: usize,
+        count: &wgpu::Buffer,
+        coords: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
         let plan = self.plan(dtype, shape)?;
         let rank = shape.len();
         let eff = effective_rank(shape);
@@ -693,9 +712,8 @@ impl GpuNonZero {
             plan.total_tiles * 4,
             wgpu::BufferUsages::empty(),
         );
-        let mut enc = self.device.create_command_encoder(&Default::default());
         let groups = self.bind_groups(&plan, input, &params, stride, &tiles, count, None);
-        self.encode_count(&mut enc, &plan, &groups);
+        self.encode_count(enc, &plan, &groups);
         if coord_bytes > 0 {
             let groups = self.bind_groups(
                 &plan,
@@ -706,9 +724,9 @@ impl GpuNonZero {
                 count,
                 Some((coords, coord_bytes)),
             );
-            self.encode_scatter(&mut enc, &plan, &groups);
+            self.encode_scatter(enc, &plan, &groups);
         }
-        Ok(self.queue.submit([enc.finish()]))
+        Ok(())
     }
 
     /// ONNX NonZero on device data, without read-back, into a caller-sized buffer.
