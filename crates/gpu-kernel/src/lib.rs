@@ -372,7 +372,7 @@ impl GpuNonZero {
         let tile = u64::from(self.config.workgroup_size) * ITEMS;
         let align = u64::from(self.limits.min_storage_buffer_offset_alignment).max(4);
         let mut unit = tile;
-        while (unit * size) % align != 0 {
+        while !(unit * size).is_multiple_of(align) {
             unit *= 2;
         }
         let max_bind = self.limits.max_storage_buffer_binding_size;
@@ -510,6 +510,7 @@ impl GpuNonZero {
         (bytes, stride)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn bind_groups(
         &self,
         plan: &Plan,
@@ -855,7 +856,7 @@ impl GpuNonZero {
     /// padded with zeros to a multiple of 4 bytes.
     pub fn upload(&self, dtype: DataType, bytes: &[u8]) -> Result<wgpu::Buffer, GpuError> {
         let size = type_info(dtype)?.kind.size() as usize;
-        if bytes.len() % size != 0 {
+        if !bytes.len().is_multiple_of(size) {
             return Err(GpuError::ByteLength {
                 dtype,
                 bytes: bytes.len(),
@@ -1024,7 +1025,7 @@ fn check_usage(
 }
 
 fn check_bytes(dtype: DataType, size: u64, bytes: &[u8], numel: u64) -> Result<(), GpuError> {
-    if bytes.len() as u64 % size != 0 {
+    if !(bytes.len() as u64).is_multiple_of(size) {
         return Err(GpuError::ByteLength {
             dtype,
             bytes: bytes.len(),
