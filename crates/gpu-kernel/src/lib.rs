@@ -14,6 +14,7 @@
 //!   scatter pass. [`GpuNonZero::onnx_device_into`] avoids the read-back: the caller gives a
 //!   `[rank, numel]` capacity buffer plus a count buffer, and the coordinates of row `d` start at
 //!   element `d * numel` (the first `count` of each row are valid).
+//! - [`GpuNonZero::encode_dml`] records the DirectML form into the caller's encoder.
 //! - Host convenience: [`GpuNonZero::nonzero`] / [`GpuNonZero::nonzero_bytes`] return
 //!   [`nonzero_core::OnnxCoordinates`]; [`GpuNonZero::nonzero_coordinates`] /
 //!   [`GpuNonZero::nonzero_coordinates_bytes`] return [`DmlCoordinates`].
@@ -48,6 +49,8 @@
 //!   first tile's index, so counts, offsets and coordinates stay exact across chunks.
 //!   [`GpuConfig::max_elements_per_chunk`] forces small chunks (tests use it).
 //! - The coordinates output must fit one storage binding.
+//! - Only the workgroup-memory scan is implemented (no subgroup operations).
+//! - [`GpuNonZero::chunking`] reports how a call is split.
 //! - Strings are refused with [`GpuError::UnsupportedType`].
 
 mod error;
