@@ -17,8 +17,11 @@ CLI = ROOT / "target/release/nonzero"
 PACK = pathlib.Path(os.environ.get("NONZERO_PACK", ROOT / "build/conformance"))
 ORT_VERSION = tuple(int(p) for p in ort.__version__.split(".")[:2])
 # Feeding bfloat16 from numpy needs OrtValue.ortvalue_from_numpy_with_onnx_type (ORT >= 1.18);
-# older hosts get bf16 coverage from the Rust runner (`nonzero run`) instead.
+# older hosts get their bfloat16 input from a Cast node instead (see bf16_via_cast).
 CAN_FEED_BF16 = hasattr(ort.OrtValue, "ortvalue_from_numpy_with_onnx_type")
+
+
+COMPLEX = (TensorProto.COMPLEX64, TensorProto.COMPLEX128)
 
 
 def pytest_report_header(config):
@@ -55,19 +58,19 @@ def session(model, library=True, threads=None):
 
 
 def tensor_to_numpy(t: TensorProto) -> np.ndarray:
-    """Like numpy_helper.to_array, but bfloat16 comes back as its uint16 bit patterns and
-    strings as Python str (what onnxruntime takes)."""
+    """Like numpy_helper.to_array, but bfloat16 comes back as its uint16 bit patterns and strings
+    as Python str read from the raw bytes (numpy_helper drops a string's "\0")."""
     if t.data_type == TensorProto.BFLOAT16:
         if t.raw_data:
             a = np.frombuffer(t.raw_data, dtype="<u2").copy()
         else:
             a = np.array(t.int32_data, dtype=np.uint16)
         return a.reshape(tuple(t.dims))
-    a = numpy_helper.to_array(t)
     if t.data_type == TensorProto.STRING:
-        a = np.vectorize(lambda s: s.decode("utf-8") if isinstance(s, bytes) else s, otypes=[object])(a)
-        a = a.astype(object).reshape(tuple(t.dims))
-    return a
+        a = np.empty(len(t.string_data), dtype=object)
+        a[:] = [s.decode("utf-8") for s in t.string_data]
+        return a.reshape(tuple(t.dims))
+    return numpy_helper.to_array(t)
 
 
 def load_case(case: pathlib.Path):
@@ -82,12 +85,36 @@ def load_case(case: pathlib.Path):
     return case / "model.onnx", inputs, outputs
 
 
+def bf16_via_cast(model_path: pathlib.Path, inputs):
+    """For hosts that cannot take bfloat16 from numpy: feed float32 whose upper half is the
+    bfloat16 bit pattern and let a Cast node (exact for such values) make the bfloat16 input."""
+    model = onnx.load(str(model_path))
+    graph = model.graph
+    feeds = {}
+    for vi, (t, a) in zip(list(graph.input), inputs):
+        if t.data_type == TensorProto.BFLOAT16:
+            wide = vi.name + "_as_float32"
+            graph.node.insert(0, onnx.helper.make_node("Cast", [wide], [vi.name], to=TensorProto.BFLOAT16))
+            vi.name = wide
+            vi.type.tensor_type.elem_type = TensorProto.FLOAT
+            feeds[wide] = (np.asarray(a, dtype=np.uint32).reshape(-1) << np.uint32(16)).astype(np.uint32).view(np.float32).reshape(a.shape)
+        else:
+            feeds[vi.name] = a
+    return model, feeds
+
+
+def run_case_model(model_path: pathlib.Path, inputs, **session_args):
+    """Runs a case's model on its inputs (bfloat16 included, whatever the host version)."""
+    if any(t.data_type == TensorProto.BFLOAT16 for t, _ in inputs) and not CAN_FEED_BF16:
+        model, feeds = bf16_via_cast(model_path, inputs)
+        return session(model, **session_args).run(None, feeds)
+    return run(session(model_path, **session_args), inputs)
+
+
 def run(sess, inputs):
     """Runs with numpy feeds, or OrtValues when an input is bfloat16."""
     names = [i.name for i in sess.get_inputs()]
     if any(t.data_type == TensorProto.BFLOAT16 for t, _ in inputs):
-        if not CAN_FEED_BF16:
-            pytest.skip(f"onnxruntime {ort.__version__} cannot feed bfloat16 from Python (covered by `nonzero run`)")
         feeds = {
             n: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(a, t.data_type)
             if t.data_type == TensorProto.BFLOAT16
@@ -102,6 +129,8 @@ def numpy_nonzero(t: TensorProto, a: np.ndarray) -> np.ndarray:
     """numpy.nonzero as an ONNX output: [rank, nnz] int64, except a scalar gives [0, nnz]."""
     if t.data_type == TensorProto.BFLOAT16:
         mask = (a & 0x7FFF) != 0
+    elif t.data_type in COMPLEX:
+        mask = (a.real != 0) | (a.imag != 0)
     elif t.data_type == TensorProto.STRING:
         mask = np.vectorize(lambda s: len(s) != 0, otypes=[bool])(a) if a.size else np.zeros(a.shape, bool)
     else:

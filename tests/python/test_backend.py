@@ -6,7 +6,7 @@ import onnx
 from onnx import numpy_helper
 from onnx.backend.test.case.node import collect_testcases
 
-from conftest import assert_exact, load_case, run, session
+from conftest import assert_exact, load_case, run_case_model
 
 
 def test_onnx_backend_vectors(tmp_path):
@@ -22,6 +22,6 @@ def test_onnx_backend_vectors(tmp_path):
             for j, y in enumerate(outputs):
                 onnx.save_tensor(numpy_helper.from_array(y, case.model.graph.output[j].name), str(d / f"test_data_set_{i}/output_{j}.pb"))
         model, inputs, expected = load_case(d)
-        (got,) = run(session(model), inputs)
+        (got,) = run_case_model(model, inputs)
         assert_exact(got, expected[0].astype(np.int64), case.name)
         assert_exact(got, np.array([[0, 1, 1], [0, 0, 1]], dtype=np.int64), "the ONNX text's expected output")

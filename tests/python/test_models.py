@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import ROOT, assert_exact, case_dirs, load_case, run, session
+from conftest import ROOT, assert_exact, case_dirs, load_case, run_case_model
 
 MODELS = case_dirs(ROOT / "models")
 
@@ -14,7 +14,7 @@ def test_models_are_bundled():
 @pytest.mark.parametrize("case", MODELS, ids=[m.name for m in MODELS])
 def test_model(case):
     model, inputs, expected = load_case(case)
-    got = run(session(model), inputs)
+    got = run_case_model(model, inputs)
     assert len(got) == len(expected)
     for i, (g, e) in enumerate(zip(got, expected)):
         assert_exact(g, e, f"{case.name} output {i}")
