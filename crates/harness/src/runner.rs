@@ -317,7 +317,9 @@ pub fn run_case(name: &str, case: &TestCase, opts: &RunOptions) -> Report {
         // currently registered or supported"), so no custom op can receive one. If a future
         // release accepts the model, the case is compared like any other.
         Err(e) if has_complex_input(&report.inputs) && format!("{e:#}").contains("complex") => {
-            Status::Skipped(format!("ONNX Runtime cannot represent complex tensors: {e:#}"))
+            Status::Skipped(format!(
+                "ONNX Runtime cannot represent complex tensors: {e:#}"
+            ))
         }
         Err(e) => Status::Error(format!("{e:#}")),
     };
@@ -325,7 +327,9 @@ pub fn run_case(name: &str, case: &TestCase, opts: &RunOptions) -> Report {
 }
 
 fn has_complex_input(inputs: &[(String, Tensor)]) -> bool {
-    inputs.iter().any(|(_, t)| matches!(t.data, TensorData::Complex64(_) | TensorData::Complex128(_)))
+    inputs
+        .iter()
+        .any(|(_, t)| matches!(t.data, TensorData::Complex64(_) | TensorData::Complex128(_)))
 }
 
 /// Seeded random inputs for a model's declared inputs (symbolic dimensions get `symbolic_size`).

@@ -48,6 +48,7 @@ impl Api {
         // SAFETY: GetApi is safe to call with any version; it returns null when unsupported.
         let api = unsafe { (base.GetApi)(REQUIRED_API_VERSION) };
         if api.is_null() {
+            // SAFETY: `base` is the host's valid OrtApiBase.
             return Err(unsafe { too_old_status(base) });
         }
         // SAFETY: non-null GetApi results point to a static table of at least the requested version.

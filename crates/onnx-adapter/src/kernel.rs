@@ -92,7 +92,10 @@ impl Kernel {
     }
 
     /// Runs the node. Called concurrently from several threads: reads `self` only.
-    pub fn compute(&self, context: *mut OrtKernelContext) -> Result<(), ComputeError> {
+    ///
+    /// # Safety
+    /// `context` must be the live kernel context ONNX Runtime passed to this compute call.
+    pub unsafe fn compute(&self, context: *mut OrtKernelContext) -> Result<(), ComputeError> {
         let raw = self.api.raw();
         let mut input: *const OrtValue = std::ptr::null();
         // SAFETY: the context is live for this call; index 0 exists (the schema has one input).
@@ -232,18 +235,12 @@ impl Kernel {
             self.host("GetTensorElementType", status, ())?;
             let mut rank = 0usize;
             // SAFETY: `info` is live.
-            self.host(
-                "GetDimensionsCount",
-                unsafe { (raw.GetDimensionsCount)(info, &mut rank) },
-                (),
-            )?;
+            let status = unsafe { (raw.GetDimensionsCount)(info, &mut rank) };
+            self.host("GetDimensionsCount", status, ())?;
             let mut dims = vec![0i64; rank];
-            // SAFETY: `dims` holds `rank` elements.
-            self.host(
-                "GetDimensions",
-                unsafe { (raw.GetDimensions)(info, dims.as_mut_ptr(), rank) },
-                (),
-            )?;
+            // SAFETY: `info` is live and `dims` holds `rank` elements.
+            let status = unsafe { (raw.GetDimensions)(info, dims.as_mut_ptr(), rank) };
+            self.host("GetDimensions", status, ())?;
             Ok((code, dims))
         })();
         // SAFETY: `info` was returned to us above and is released once.

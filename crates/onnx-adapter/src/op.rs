@@ -152,7 +152,10 @@ unsafe extern "system" fn compute(
     let Some(api) = Api::get() else {
         return OrtStatusPtr(std::ptr::null_mut());
     };
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| kernel.compute(context))) {
+    // SAFETY: `context` is the live context of this compute call.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+        kernel.compute(context)
+    })) {
         Ok(Ok(())) => OrtStatusPtr(std::ptr::null_mut()),
         Ok(Err(e)) => OrtStatusPtr(api.status(
             e.code(),
@@ -207,16 +210,16 @@ unsafe extern "system" fn infer_output_shape(
         .expect("no NUL");
         let dims = [rank as i64, -1];
         let mut symbols = [c"".as_ptr(), name.as_ptr()];
-        // SAFETY: `info` is ours; the arrays outlive the calls, which copy them.
         let result = (|| {
-            api.check(unsafe {
-                (raw.SetTensorElementType)(
-                    info,
-                    ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64,
-                )
-            })?;
+            let int64 = ONNXTensorElementDataType::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+            // The arrays outlive the calls below, which copy them; the context is live.
+            // SAFETY: `info` is ours and live.
+            api.check(unsafe { (raw.SetTensorElementType)(info, int64) })?;
+            // SAFETY: as above.
             api.check(unsafe { (raw.SetDimensions)(info, dims.as_ptr(), 2) })?;
+            // SAFETY: as above.
             api.check(unsafe { (raw.SetSymbolicDimensions)(info, symbols.as_mut_ptr(), 2) })?;
+            // SAFETY: as above.
             api.check(unsafe { (raw.ShapeInferContext_SetOutputTypeShape)(context, 0, info) })
         })();
         // SAFETY: `info` was created above and is released once.
