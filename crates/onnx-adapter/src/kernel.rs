@@ -60,10 +60,16 @@ impl SharedInput {
     }
 }
 
+/// Fault injection for the reliability tests: a node whose name equals this variable's value
+/// panics on an ONNX Runtime pool thread during compute, which must reach the caller as an error
+/// status while the process keeps running. Read once, when the kernel is created.
+pub const INJECT_PANIC_ENV: &str = "NONZERO_ORT_INJECT_PANIC";
+
 #[derive(Debug)]
 pub struct Kernel {
     api: Api,
     node_name: String,
+    inject_panic: bool,
 }
 
 impl Kernel {
@@ -72,7 +78,13 @@ impl Kernel {
     pub unsafe fn new(api: Api, info: *const OrtKernelInfo) -> Kernel {
         // SAFETY: forwarded from the caller.
         let node_name = unsafe { node_name(api, info) }.unwrap_or_default();
-        Kernel { api, node_name }
+        let inject_panic =
+            std::env::var(INJECT_PANIC_ENV).is_ok_and(|n| !n.is_empty() && n == node_name);
+        Kernel {
+            api,
+            node_name,
+            inject_panic,
+        }
     }
 
     pub fn node_name(&self) -> &str {
@@ -120,6 +132,11 @@ impl Kernel {
             api: self.api,
             context,
         };
+        if self.inject_panic {
+            pool.run(2, &|task| {
+                assert!(task == 0, "panic injected by {INJECT_PANIC_ENV}")
+            });
+        }
         // Small inputs stay on this thread: waking the pool costs more than the work.
         let exec: &dyn Executor = if layout.numel() < PARALLEL_THRESHOLD {
             &Sequential
