@@ -1,11 +1,15 @@
 //! The host's `OrtApi`, obtained once from `RegisterCustomOps`, and thin checked wrappers.
 //!
-//! We compile against API 17 (ONNX Runtime 1.17) and only ever call functions that exist in
-//! API 17, through the host's own table (never a copy of it: a table compiled for a newer API
-//! than the host's would read past the host's).
+//! We compile against API 17 (ONNX Runtime 1.17) and call API 17 functions through the host's
+//! own table (never a copy of it: a table compiled for a newer API than the host's would read
+//! past the host's). The only exception is [`ConfigApi`]: three API 22/24 functions read by
+//! their fixed slot in the host's table, and only when the host hands out API 24.
 
-use ort_sys::{OrtApi, OrtApiBase, OrtErrorCode, OrtStatus};
-use std::ffi::{c_char, CStr, CString};
+use ort_sys::{
+    OrtApi, OrtApiBase, OrtErrorCode, OrtKernelInfo, OrtKeyValuePairs, OrtLogger, OrtLoggingLevel,
+    OrtStatus, OrtStatusPtr,
+};
+use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::OnceLock;
 
 /// The API version this library needs: 17 added opset ranges and shape inference for custom ops.
@@ -31,6 +35,12 @@ impl std::fmt::Debug for Api {
 }
 
 static API: OnceLock<Api> = OnceLock::new();
+static HOST_VERSION: OnceLock<String> = OnceLock::new();
+
+/// The host's ONNX Runtime version string ("1.17.3"); empty before registration.
+pub fn host_version() -> &'static str {
+    HOST_VERSION.get().map_or("", String::as_str)
+}
 
 impl Api {
     /// The table registered by `RegisterCustomOps`, if any.
@@ -53,7 +63,40 @@ impl Api {
         }
         // SAFETY: non-null GetApi results point to a static table of at least the requested version.
         let api = Api(unsafe { &*api });
+        HOST_VERSION.get_or_init(|| {
+            // SAFETY: GetVersionString returns a static NUL-terminated string.
+            unsafe { CStr::from_ptr((base.GetVersionString)()) }
+                .to_string_lossy()
+                .into_owned()
+        });
+        // SAFETY: `base` is the host's valid OrtApiBase.
+        CONFIG_API.get_or_init(|| unsafe { ConfigApi::load(base) });
         Ok(*API.get_or_init(|| api))
+    }
+
+    /// Logs `message` through an ONNX Runtime logger (the session's), at `level`. Failures are
+    /// ignored: logging must never turn a working call into a failing one.
+    ///
+    /// # Safety
+    /// `logger` must be a live logger from `KernelInfo_GetLogger` or `KernelContext_GetLogger`.
+    pub unsafe fn log(&self, logger: *const OrtLogger, level: OrtLoggingLevel, message: &str) {
+        if logger.is_null() {
+            return;
+        }
+        let msg = CString::new(message.replace('\0', "\\0")).expect("NULs replaced");
+        // SAFETY: the logger is live (caller); the strings are NUL-terminated and outlive the
+        // call, which copies them.
+        let status = unsafe {
+            (self.0.Logger_LogMessage)(
+                logger,
+                level,
+                msg.as_ptr(),
+                LOG_FILE.as_ptr(),
+                0,
+                c"nonzero_ort".as_ptr(),
+            )
+        };
+        let _ = self.check(status);
     }
 
     pub fn raw(&self) -> &'static OrtApi {
@@ -107,4 +150,167 @@ unsafe fn too_old_status(base: &OrtApiBase) -> *mut OrtStatus {
         }
     }
     std::ptr::null_mut()
+}
+
+/// The "file" our log lines name (ORT prints it only at verbose levels). `os_char` is UTF-16 on
+/// Windows and `char` elsewhere.
+#[cfg(windows)]
+static LOG_FILE: [ort_sys::os_char; 12] = {
+    let ascii = *b"nonzero_ort\0";
+    let mut wide = [0u16; 12];
+    let mut i = 0;
+    while i < ascii.len() {
+        wide[i] = ascii[i] as u16;
+        i += 1;
+    }
+    wide
+};
+#[cfg(not(windows))]
+static LOG_FILE: &CStr = c"nonzero_ort";
+
+/// The API version that added `KernelInfo_GetConfigEntries` (ONNX Runtime 1.24). API 22 (1.22)
+/// added `GetKeyValue` and `ReleaseKeyValuePairs`, so a host with API 24 has all three.
+pub const CONFIG_API_VERSION: u32 = 24;
+
+// Slots (index = byte offset / pointer size) of the functions we read from the host's table.
+// ONNX Runtime never moves a function once released (its onnxruntime_c_api.cc static_asserts the
+// last slot of every version), so these hold for every host that supports API 24.
+//
+// Derivation: a throwaway crate outside this workspace depending on ort-sys =2.0.0-rc.15 with
+// features ["std", "api-24", "disable-linking"] printed `std::mem::offset_of!(OrtApi, F)` on
+// x86_64 (8-byte pointers): KernelInfo_GetConfigEntries 3128 (slot 391), GetKeyValue 2376
+// (slot 297), ReleaseKeyValuePairs 2400 (slot 300); the same build gave KernelInfo_GetLogger slot
+// 245 and the api-17 table 276 slots, both checked against our api-17 build below. The workspace
+// cannot enable api-24 itself: Cargo unifies features, and a table type longer than the host's
+// would be unsound to hold a reference to on ONNX Runtime 1.17.
+const SLOT_KERNEL_INFO_GET_CONFIG_ENTRIES: usize = 391;
+const SLOT_GET_KEY_VALUE: usize = 297;
+const SLOT_RELEASE_KEY_VALUE_PAIRS: usize = 300;
+
+// The common prefix of the api-17 and api-24 layouts agrees, and every slot we read lies past the
+// end of the API 17 table (so none of them aliases a field our api-17 OrtApi type describes).
+const _: () = {
+    let slot = std::mem::size_of::<*const c_void>();
+    assert!(std::mem::offset_of!(OrtApi, KernelInfo_GetLogger) / slot == 245);
+    assert!(std::mem::size_of::<OrtApi>() / slot == 276);
+    assert!(SLOT_GET_KEY_VALUE >= 276 && SLOT_RELEASE_KEY_VALUE_PAIRS >= 276);
+    assert!(SLOT_KERNEL_INFO_GET_CONFIG_ENTRIES >= 276);
+};
+
+type GetConfigEntriesFn =
+    unsafe extern "system" fn(*const OrtKernelInfo, *mut *mut OrtKeyValuePairs) -> OrtStatusPtr;
+type GetKeyValueFn =
+    unsafe extern "system" fn(*const OrtKeyValuePairs, *const c_char) -> *const c_char;
+type ReleaseKeyValuePairsFn = unsafe extern "system" fn(*mut OrtKeyValuePairs);
+
+/// The host functions that read a kernel's session config entries (ONNX Runtime 1.24+).
+#[derive(Clone, Copy)]
+pub struct ConfigApi {
+    get_config_entries: GetConfigEntriesFn,
+    get_key_value: GetKeyValueFn,
+    release_key_value_pairs: ReleaseKeyValuePairsFn,
+}
+
+impl std::fmt::Debug for ConfigApi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ConfigApi(KernelInfo_GetConfigEntries)")
+    }
+}
+
+static CONFIG_API: OnceLock<Option<ConfigApi>> = OnceLock::new();
+
+/// `(major, minor)` of an ONNX Runtime version string such as "1.17.3".
+fn release(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.split('.');
+    let major = parts.next()?.trim().parse().ok()?;
+    let minor = parts.next()?.trim().parse().ok()?;
+    Some((major, minor))
+}
+
+impl ConfigApi {
+    /// The host's config functions, when this process has registered the library on a host with
+    /// API [`CONFIG_API_VERSION`].
+    pub fn get() -> Option<ConfigApi> {
+        CONFIG_API.get().copied().flatten()
+    }
+
+    /// # Safety
+    /// `base` must be the host's valid `OrtApiBase`.
+    unsafe fn load(base: &OrtApiBase) -> Option<ConfigApi> {
+        // Older hosts print "The requested API version [24] is not available" to stderr when
+        // asked, so ask only those whose version string says 1.24 or later (or cannot be parsed).
+        // SAFETY: GetVersionString returns a static NUL-terminated string.
+        let version = unsafe { CStr::from_ptr((base.GetVersionString)()) }.to_string_lossy();
+        if release(&version).is_some_and(|v| v < (1, CONFIG_API_VERSION)) {
+            return None;
+        }
+        // SAFETY: GetApi accepts any version and returns null when it does not support it.
+        let table = unsafe { (base.GetApi)(CONFIG_API_VERSION) };
+        if table.is_null() {
+            return None;
+        }
+        let slots = table as *const *const c_void;
+        // SAFETY: a non-null GetApi(24) result is the host's static OrtApi table of at least
+        // API 24, i.e. an array of at least 391 function pointers (slot 390 is API 24's first
+        // function), and the slots were derived as documented above. Reading them as raw pointers
+        // before converting means a null slot (never expected) is caught instead of called.
+        let read = |slot: usize| unsafe { *slots.add(slot) };
+        let (info, get, release) = (
+            read(SLOT_KERNEL_INFO_GET_CONFIG_ENTRIES),
+            read(SLOT_GET_KEY_VALUE),
+            read(SLOT_RELEASE_KEY_VALUE_PAIRS),
+        );
+        if info.is_null() || get.is_null() || release.is_null() {
+            return None;
+        }
+        // SAFETY: each slot holds the function of the documented C signature (see the slot
+        // derivation); function and data pointers have the same size on every ORT platform.
+        unsafe {
+            Some(ConfigApi {
+                get_config_entries: std::mem::transmute::<*const c_void, GetConfigEntriesFn>(info),
+                get_key_value: std::mem::transmute::<*const c_void, GetKeyValueFn>(get),
+                release_key_value_pairs: std::mem::transmute::<*const c_void, ReleaseKeyValuePairsFn>(
+                    release,
+                ),
+            })
+        }
+    }
+
+    /// The session config entry `key` as seen by this kernel (`None` when the session lacks it).
+    ///
+    /// # Safety
+    /// `info` must be a live kernel info.
+    pub unsafe fn entry(
+        &self,
+        api: Api,
+        info: *const OrtKernelInfo,
+        key: &CStr,
+    ) -> Result<Option<String>, String> {
+        let mut pairs = std::ptr::null_mut();
+        // SAFETY: `info` is live (caller); the host allocates the pairs, which we release below.
+        api.check(unsafe { (self.get_config_entries)(info, &mut pairs) })?;
+        if pairs.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: `pairs` is live until released; GetKeyValue returns null or a NUL-terminated
+        // string owned by `pairs`, copied before the release.
+        let value = unsafe {
+            let value = (self.get_key_value)(pairs, key.as_ptr());
+            (!value.is_null()).then(|| CStr::from_ptr(value).to_string_lossy().into_owned())
+        };
+        // SAFETY: released once, after its last use.
+        unsafe { (self.release_key_value_pairs)(pairs) };
+        Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn release_parses_version_strings() {
+        assert_eq!(super::release("1.17.3"), Some((1, 17)));
+        assert_eq!(super::release("1.31.1"), Some((1, 31)));
+        assert_eq!(super::release("2.0"), Some((2, 0)));
+        assert_eq!(super::release("dev"), None);
+    }
 }

@@ -1,13 +1,15 @@
 //! One NonZero node: reads the input tensor, runs op-core's two passes on the session's pool and
 //! writes the `[rank, nnz]` int64 output that ONNX Runtime allocates between the passes.
 
-use crate::api::Api;
+use crate::api::{host_version, Api, ConfigApi, CONFIG_API_VERSION};
+use crate::device::{Device, DEVICE_ENV, DEVICE_KEY, LOG_DEVICE_ENV};
 use crate::executor::OrtPool;
+use crate::gpu::Gpu;
 use nonzero_core::kernel::PARALLEL_THRESHOLD;
 use nonzero_core::{
     Counted, DataType, Executor, FnSource, Layout, NumericSlice, Sequential, ZeroTest,
 };
-use ort_sys::{OrtErrorCode, OrtKernelContext, OrtKernelInfo, OrtValue};
+use ort_sys::{OrtErrorCode, OrtKernelContext, OrtKernelInfo, OrtLoggingLevel, OrtValue};
 use std::ffi::{c_char, c_void};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,25 +67,130 @@ impl SharedInput {
 /// status while the process keeps running. Read once, when the kernel is created.
 pub const INJECT_PANIC_ENV: &str = "NONZERO_ORT_INJECT_PANIC";
 
-#[derive(Debug)]
 pub struct Kernel {
     api: Api,
     node_name: String,
     inject_panic: bool,
+    /// The GPU context when this node's session asked for the GPU and one could be opened.
+    gpu: Option<&'static Gpu>,
+    /// A GPU failure was logged already (once per kernel; later failures fall back silently).
+    gpu_failure_logged: AtomicBool,
+    /// NONZERO_ORT_LOG_DEVICE=1: log where each compute ran.
+    log_device: bool,
+}
+
+impl fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Kernel")
+            .field("node_name", &self.node_name)
+            .field("gpu", &self.gpu.map(Gpu::adapter))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where one compute ran, for NONZERO_ORT_LOG_DEVICE.
+enum Ran {
+    Cpu,
+    Gpu(&'static str),
 }
 
 impl Kernel {
+    /// Reads the node's name and its device choice. Fails only for an invalid device value.
+    /// `config_unreadable_gpu`: the session asked for the GPU at registration but this host
+    /// cannot show kernels their session's config (ONNX Runtime < 1.24); log that and use the CPU.
+    ///
     /// # Safety
     /// `info` must be the live kernel info of this node.
-    pub unsafe fn new(api: Api, info: *const OrtKernelInfo) -> Kernel {
+    pub unsafe fn new(
+        api: Api,
+        info: *const OrtKernelInfo,
+        config_unreadable_gpu: bool,
+    ) -> Result<Kernel, String> {
         // SAFETY: forwarded from the caller.
         let node_name = unsafe { node_name(api, info) }.unwrap_or_default();
         let inject_panic =
             std::env::var(INJECT_PANIC_ENV).is_ok_and(|n| !n.is_empty() && n == node_name);
-        Kernel {
+        let mut logger = std::ptr::null();
+        // SAFETY: `info` is live; the logger it returns lives as long as the kernel info.
+        if api
+            .check(unsafe { (api.raw().KernelInfo_GetLogger)(info, &mut logger) })
+            .is_err()
+        {
+            logger = std::ptr::null();
+        }
+        // SAFETY: `logger` is null or the live logger of this kernel info.
+        let warn = |message: String| unsafe {
+            api.log(logger, OrtLoggingLevel::ORT_LOGGING_LEVEL_WARNING, &message)
+        };
+        let key = DEVICE_KEY.to_string_lossy();
+        let mut requested = None;
+        if let Some(config) = ConfigApi::get() {
+            // SAFETY: `info` is live (caller).
+            if let Some(value) = unsafe { config.entry(api, info, DEVICE_KEY) }
+                .map_err(|e| format!("reading the session config entry {key}: {e}"))?
+            {
+                requested = Some((value, format!("session config entry {key}")));
+            }
+        } else if config_unreadable_gpu {
+            warn(format!(
+                "NonZero node '{node_name}': the session config entry {key} = \"gpu\" cannot be \
+                 read by custom ops on ONNX Runtime {} (KernelInfo_GetConfigEntries needs C API \
+                 version {CONFIG_API_VERSION}, ONNX Runtime 1.{CONFIG_API_VERSION} or newer); the \
+                 node runs on the CPU (set {DEVICE_ENV}=gpu to use the GPU on this host)",
+                host_version()
+            ));
+        }
+        if requested.is_none() {
+            if let Ok(value) = std::env::var(DEVICE_ENV) {
+                if !value.is_empty() {
+                    requested = Some((value, format!("environment variable {DEVICE_ENV}")));
+                }
+            }
+        }
+        let device = match &requested {
+            Some((value, source)) => Device::parse(value, source)
+                .map_err(|e| format!("NonZero node '{node_name}': {e}"))?,
+            None => Device::Cpu,
+        };
+        let gpu = match device {
+            Device::Cpu => None,
+            Device::Gpu => match Gpu::get() {
+                Ok(gpu) => Some(gpu),
+                Err(e) => {
+                    warn(format!(
+                        "NonZero node '{node_name}': the GPU was requested but cannot be used \
+                         ({e}); the node runs on the CPU"
+                    ));
+                    None
+                }
+            },
+        };
+        Ok(Kernel {
             api,
             node_name,
             inject_panic,
+            gpu,
+            gpu_failure_logged: AtomicBool::new(false),
+            log_device: std::env::var(LOG_DEVICE_ENV).is_ok_and(|v| v == "1"),
+        })
+    }
+
+    /// # Safety
+    /// `context` must be the live kernel context of the current compute call.
+    unsafe fn log(&self, context: *mut OrtKernelContext, message: &str) {
+        let raw = self.api.raw();
+        let mut logger = std::ptr::null();
+        // SAFETY: the context is live; its logger lives as long as the context.
+        if self
+            .api
+            .check(unsafe { (raw.KernelContext_GetLogger)(context, &mut logger) })
+            .is_ok()
+        {
+            // SAFETY: `logger` is the live logger just returned.
+            unsafe {
+                self.api
+                    .log(logger, OrtLoggingLevel::ORT_LOGGING_LEVEL_WARNING, message)
+            };
         }
     }
 
@@ -103,11 +210,29 @@ impl Kernel {
             .map_err(|message| ComputeError::Host { call, message })
     }
 
-    /// Runs the node. Called concurrently from several threads: reads `self` only.
+    /// Runs the node. Called concurrently from several threads: reads `self` only (and sets the
+    /// once-per-kernel GPU failure flag).
     ///
     /// # Safety
     /// `context` must be the live kernel context ONNX Runtime passed to this compute call.
     pub unsafe fn compute(&self, context: *mut OrtKernelContext) -> Result<(), ComputeError> {
+        // SAFETY: forwarded from the caller.
+        let ran = unsafe { self.compute_on(context) }?;
+        if self.log_device {
+            let device = match ran {
+                Ran::Cpu => "cpu".to_string(),
+                Ran::Gpu(adapter) => format!("gpu ({adapter})"),
+            };
+            let message = format!("NonZero node '{}' ran on {device}", self.node_name);
+            // SAFETY: the context is live (caller).
+            unsafe { self.log(context, &message) };
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// As [`Kernel::compute`].
+    unsafe fn compute_on(&self, context: *mut OrtKernelContext) -> Result<Ran, ComputeError> {
         let raw = self.api.raw();
         let mut input: *const OrtValue = std::ptr::null();
         // SAFETY: the context is live for this call; index 0 exists (the schema has one input).
@@ -163,7 +288,8 @@ impl Kernel {
                     "ONNX Runtime could not report a string element's length".into(),
                 ));
             }
-            return Ok(());
+            // Strings have no fixed size: never on the GPU.
+            return Ok(Ran::Cpu);
         }
 
         let size = dtype.size_of().expect("fixed-size type");
@@ -181,22 +307,52 @@ impl Kernel {
             // duration of this compute call (ONNX Runtime does not write a kernel's inputs during it).
             unsafe { std::slice::from_raw_parts(data as *const u8, layout.numel() * size) }
         };
+        if let Some(gpu) = self.gpu {
+            match gpu.nonzero(dtype, bytes, &sizes) {
+                Ok(coords)
+                    if coords.rank == sizes.len()
+                        && coords.data.len() == coords.rank * coords.nnz =>
+                {
+                    self.output(context, coords.rank, coords.nnz)?
+                        .copy_from_slice(&coords.data);
+                    return Ok(Ran::Gpu(gpu.adapter()));
+                }
+                outcome => {
+                    if !self.gpu_failure_logged.swap(true, Ordering::Relaxed) {
+                        let why = match outcome {
+                            Err(e) => e,
+                            Ok(c) => format!(
+                                "a [{}, {}] result for a rank-{} input",
+                                c.rank,
+                                c.nnz,
+                                sizes.len()
+                            ),
+                        };
+                        let message = format!(
+                            "NonZero node '{}': the GPU kernel failed ({why}); running on the CPU \
+                             (logged once per node)",
+                            self.node_name
+                        );
+                        // SAFETY: the context is live (caller).
+                        unsafe { self.log(context, &message) };
+                    }
+                }
+            }
+        }
         let slice = NumericSlice::from_bytes(dtype, bytes)
             .map_err(|e| ComputeError::Input(e.to_string()))?;
-        self.run(context, &slice, &layout, exec)
+        self.run(context, &slice, &layout, exec)?;
+        Ok(Ran::Cpu)
     }
 
-    fn run<S: ZeroTest + ?Sized>(
+    /// The `[rank, nnz]` int64 output, allocated by ONNX Runtime for this compute call.
+    fn output(
         &self,
         context: *mut OrtKernelContext,
-        src: &S,
-        layout: &Layout,
-        exec: &dyn Executor,
-    ) -> Result<(), ComputeError> {
+        rank: usize,
+        nnz: usize,
+    ) -> Result<&mut [i64], ComputeError> {
         let raw = self.api.raw();
-        let counted =
-            Counted::count(src, layout, exec).map_err(|e| ComputeError::Input(e.to_string()))?;
-        let (rank, nnz) = (counted.rank(), counted.nnz());
         let dims = [rank as i64, nnz as i64];
         let mut output: *mut OrtValue = std::ptr::null_mut();
         // SAFETY: the context is live; ONNX Runtime allocates the [rank, nnz] int64 output.
@@ -206,24 +362,35 @@ impl Kernel {
             output,
         )?;
         let len = rank * nnz;
-        let out: &mut [i64] = if len == 0 {
-            &mut []
-        } else {
-            let mut data: *mut c_void = std::ptr::null_mut();
-            // SAFETY: `output` is the live output value just allocated.
-            let data = self.host(
-                "GetTensorMutableData",
-                unsafe { (raw.GetTensorMutableData)(output, &mut data) },
-                data,
-            )?;
-            if data.is_null() {
-                return Err(ComputeError::Input(format!(
-                    "ONNX Runtime could not allocate the [{rank}, {nnz}] output"
-                )));
-            }
-            // SAFETY: the output holds rank * nnz int64 elements, owned by this call until it returns.
-            unsafe { std::slice::from_raw_parts_mut(data as *mut i64, len) }
-        };
+        if len == 0 {
+            return Ok(&mut []);
+        }
+        let mut data: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `output` is the live output value just allocated.
+        let data = self.host(
+            "GetTensorMutableData",
+            unsafe { (raw.GetTensorMutableData)(output, &mut data) },
+            data,
+        )?;
+        if data.is_null() {
+            return Err(ComputeError::Input(format!(
+                "ONNX Runtime could not allocate the [{rank}, {nnz}] output"
+            )));
+        }
+        // SAFETY: the output holds rank * nnz int64 elements, owned by this call until it returns.
+        Ok(unsafe { std::slice::from_raw_parts_mut(data as *mut i64, len) })
+    }
+
+    fn run<S: ZeroTest + ?Sized>(
+        &self,
+        context: *mut OrtKernelContext,
+        src: &S,
+        layout: &Layout,
+        exec: &dyn Executor,
+    ) -> Result<(), ComputeError> {
+        let counted =
+            Counted::count(src, layout, exec).map_err(|e| ComputeError::Input(e.to_string()))?;
+        let out = self.output(context, counted.rank(), counted.nnz())?;
         counted
             .write_onnx(src, out, exec)
             .map_err(|e| ComputeError::Input(e.to_string()))

@@ -10,12 +10,15 @@
 //! compute, [`executor`] the thread-pool bridge, [`guard`] the no-unwind boundary.
 
 pub mod api;
+pub mod device;
 mod executor;
+mod gpu;
 mod guard;
 pub mod kernel;
 mod op;
 
-use api::Api;
+use api::{Api, ConfigApi};
+use device::{Device, DEVICE_KEY};
 use ort_sys::{OrtApiBase, OrtCustomOpDomain, OrtSessionOptions, OrtStatus};
 use std::sync::OnceLock;
 
@@ -27,15 +30,25 @@ unsafe impl Send for Domain {}
 // SAFETY: as above.
 unsafe impl Sync for Domain {}
 
-static DOMAIN: OnceLock<Result<Domain, String>> = OnceLock::new();
+/// Index 0: the usual ops; index 1: the ops for sessions that asked for the GPU on a host whose
+/// kernels cannot read their session's config (see [`op::NonZeroOp`]).
+static DOMAINS: [OnceLock<Result<Domain, String>>; 2] = [OnceLock::new(), OnceLock::new()];
 
-fn domain(api: Api) -> Result<*mut OrtCustomOpDomain, String> {
-    let domain = DOMAIN.get_or_init(|| {
+fn domain(api: Api, config_unreadable_gpu: bool) -> Result<*mut OrtCustomOpDomain, String> {
+    let ops = if config_unreadable_gpu {
+        [
+            &op::NONZERO_9_CONFIG_UNREADABLE_GPU,
+            &op::NONZERO_13_CONFIG_UNREADABLE_GPU,
+        ]
+    } else {
+        [&op::NONZERO_9, &op::NONZERO_13]
+    };
+    let domain = DOMAINS[usize::from(config_unreadable_gpu)].get_or_init(|| {
         let raw = api.raw();
         let mut domain = std::ptr::null_mut();
         // SAFETY: "" names the ONNX domain; the out-pointer receives a new domain we keep forever.
         api.check(unsafe { (raw.CreateCustomOpDomain)(c"".as_ptr(), &mut domain) })?;
-        for op in [&op::NONZERO_9, &op::NONZERO_13] {
+        for op in ops {
             // SAFETY: the op tables are statics, alive for the life of the process.
             api.check(unsafe { (raw.CustomOpDomain_Add)(domain, op.as_ptr()) })?;
         }
@@ -62,9 +75,59 @@ pub unsafe extern "C" fn RegisterCustomOps(
         Err(status) => return status,
     };
     guard::guarded("registering NonZero", || {
-        let domain = domain(api)?;
+        // Hosts from ONNX Runtime 1.24 show each kernel its session's config. Older ones do not:
+        // peek at the options being registered (an entry added before register_custom_ops_library
+        // is visible here), so that a session asking for the GPU gets kernels that say it cannot.
+        let config_unreadable_gpu = ConfigApi::get().is_none()
+            // SAFETY: `options` is the live session options this call is for.
+            && match unsafe { session_entry(api, options) }? {
+                Some(value) => Device::parse(&value, "session config entry custom_op.NonZero.device")?
+                    == Device::Gpu,
+                None => false,
+            };
+        let domain = domain(api, config_unreadable_gpu)?;
         // SAFETY: `options` is the live session options this call is for; the domain outlives it.
         api.check(unsafe { (api.raw().AddCustomOpDomain)(options, domain) })
     })
     .0
+}
+
+/// The session config entry [`DEVICE_KEY`] of `options` as it stands now.
+///
+/// # Safety
+/// `options` must be live session options.
+unsafe fn session_entry(
+    api: Api,
+    options: *const OrtSessionOptions,
+) -> Result<Option<String>, String> {
+    let raw = api.raw();
+    let mut has = 0;
+    // SAFETY: live options (caller), NUL-terminated key, int out-pointer.
+    api.check(unsafe { (raw.HasSessionConfigEntry)(options, DEVICE_KEY.as_ptr(), &mut has) })?;
+    if has == 0 {
+        return Ok(None);
+    }
+    let mut size = 0usize;
+    // SAFETY: a null buffer asks for the size (NUL included); ORT reports it through an error
+    // status on some versions, which we ignore as long as `size` was set.
+    let _ = api.check(unsafe {
+        (raw.GetSessionConfigEntry)(
+            options,
+            DEVICE_KEY.as_ptr(),
+            std::ptr::null_mut(),
+            &mut size,
+        )
+    });
+    let mut buf = vec![0u8; size.max(1)];
+    // SAFETY: `buf` holds `size` bytes.
+    api.check(unsafe {
+        (raw.GetSessionConfigEntry)(
+            options,
+            DEVICE_KEY.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            &mut size,
+        )
+    })?;
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Ok(Some(String::from_utf8_lossy(&buf[..end]).into_owned()))
 }

@@ -18,6 +18,9 @@ pub struct NonZeroOp {
     base: OrtCustomOp,
     start_version: c_int,
     end_version: c_int,
+    /// Registered for a session that asked for the GPU on a host whose kernels cannot read their
+    /// session's config (ONNX Runtime < 1.24): its kernels log that and run on the CPU.
+    config_unreadable_gpu: bool,
 }
 
 const fn table() -> OrtCustomOp {
@@ -54,12 +57,28 @@ pub static NONZERO_9: NonZeroOp = NonZeroOp {
     base: table(),
     start_version: 9,
     end_version: 12,
+    config_unreadable_gpu: false,
 };
 /// NonZero-13 (opset 13 and later).
 pub static NONZERO_13: NonZeroOp = NonZeroOp {
     base: table(),
     start_version: 13,
     end_version: c_int::MAX,
+    config_unreadable_gpu: false,
+};
+/// NonZero-9 for sessions that asked for the GPU on a host older than ONNX Runtime 1.24.
+pub static NONZERO_9_CONFIG_UNREADABLE_GPU: NonZeroOp = NonZeroOp {
+    base: table(),
+    start_version: 9,
+    end_version: 12,
+    config_unreadable_gpu: true,
+};
+/// NonZero-13 for sessions that asked for the GPU on a host older than ONNX Runtime 1.24.
+pub static NONZERO_13_CONFIG_UNREADABLE_GPU: NonZeroOp = NonZeroOp {
+    base: table(),
+    start_version: 13,
+    end_version: c_int::MAX,
+    config_unreadable_gpu: true,
 };
 
 impl NonZeroOp {
@@ -127,15 +146,17 @@ unsafe extern "system" fn end_version(op: *const OrtCustomOp) -> c_int {
 }
 
 unsafe extern "system" fn create_kernel(
-    _: *const OrtCustomOp,
+    op: *const OrtCustomOp,
     _: *const OrtApi,
     info: *const OrtKernelInfo,
     kernel: *mut *mut c_void,
 ) -> OrtStatusPtr {
     guarded("creating a NonZero kernel", || {
         let api = Api::get().ok_or("nonzero_ort was not registered through RegisterCustomOps")?;
+        // SAFETY: ONNX Runtime passes back one of our registered tables.
+        let config_unreadable_gpu = unsafe { NonZeroOp::from_ptr(op) }.config_unreadable_gpu;
         // SAFETY: `info` is the live kernel info ONNX Runtime passes for this call.
-        let created = Box::new(unsafe { Kernel::new(api, info) });
+        let created = Box::new(unsafe { Kernel::new(api, info, config_unreadable_gpu) }?);
         // SAFETY: `kernel` is ONNX Runtime's out-pointer for this call.
         unsafe { *kernel = Box::into_raw(created) as *mut c_void };
         Ok(())

@@ -1,0 +1,89 @@
+//! The process-wide GPU context of the opt-in GPU path, created on first use by a kernel whose
+//! session asked for `custom_op.NonZero.device = "gpu"` and shared by every such kernel.
+//!
+//! Every failure (no adapter, device creation, a GPU error or a wgpu panic) comes back as an
+//! `Err(message)`; the kernel then runs on the CPU and logs why.
+
+use nonzero_core::{DataType, OnnxCoordinates};
+
+/// One GPU context and the name of its adapter (e.g. "llvmpipe (LLVM 19.1.7, 256 bits)").
+#[cfg(feature = "gpu")]
+pub struct Gpu {
+    context: nonzero_gpu::GpuNonZero,
+    adapter: String,
+}
+
+#[cfg(feature = "gpu")]
+static GPU: std::sync::OnceLock<Result<Gpu, String>> = std::sync::OnceLock::new();
+
+#[cfg(feature = "gpu")]
+fn caught<T>(what: &str, body: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or_else(|panic| {
+        Err(format!(
+            "{what} panicked: {}",
+            crate::guard::panic_message(&panic)
+        ))
+    })
+}
+
+#[cfg(feature = "gpu")]
+impl Gpu {
+    /// The shared context, created on the first call (the answer, success or not, is kept).
+    pub fn get() -> Result<&'static Gpu, String> {
+        GPU.get_or_init(|| {
+            caught("opening the GPU", || {
+                let (adapter, device, queue) = nonzero_gpu::request_device(wgpu::Features::empty())
+                    .map_err(|e| e.to_string())?;
+                let info = adapter.get_info();
+                let context =
+                    nonzero_gpu::GpuNonZero::new(device, queue, nonzero_gpu::GpuConfig::default())
+                        .map_err(|e| e.to_string())?;
+                Ok(Gpu {
+                    context,
+                    adapter: format!("{}, {:?}", info.name, info.backend),
+                })
+            })
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+    }
+
+    pub fn adapter(&self) -> &str {
+        &self.adapter
+    }
+
+    /// NonZero of a packed little-endian tensor, read back to the host.
+    pub fn nonzero(
+        &self,
+        dtype: DataType,
+        bytes: &[u8],
+        shape: &[usize],
+    ) -> Result<OnnxCoordinates, String> {
+        caught("the GPU kernel", || {
+            self.context
+                .nonzero_bytes(dtype, bytes, shape)
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// The CPU-only build: asking for the GPU always fails with an explanation.
+#[cfg(not(feature = "gpu"))]
+pub struct Gpu {
+    never: std::convert::Infallible,
+}
+
+#[cfg(not(feature = "gpu"))]
+impl Gpu {
+    pub fn get() -> Result<&'static Gpu, String> {
+        Err("this libnonzero_ort was built without its `gpu` feature".into())
+    }
+
+    pub fn adapter(&self) -> &str {
+        match self.never {}
+    }
+
+    pub fn nonzero(&self, _: DataType, _: &[u8], _: &[usize]) -> Result<OnnxCoordinates, String> {
+        match self.never {}
+    }
+}
