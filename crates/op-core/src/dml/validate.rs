@@ -127,7 +127,16 @@ pub fn validate(
             sizes: coords.clone(),
         });
     }
-    let input_elements: u64 = desc.input.sizes.iter().map(|&s| s as u64).product();
+    // Up to 8 UINT32 sizes overflow u64: saturate (a zero size still makes the tensor empty).
+    let input_elements: u64 = if desc.input.sizes.contains(&0) {
+        0
+    } else {
+        desc.input
+            .sizes
+            .iter()
+            .try_fold(1u64, |acc, &s| acc.checked_mul(s as u64))
+            .unwrap_or(u64::MAX)
+    };
     if input_elements > u32::MAX as u64 {
         return Err(DmlError::TooManyElements { input_elements });
     }
