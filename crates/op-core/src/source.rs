@@ -80,18 +80,60 @@ impl<T: Element> ZeroTest for [T] {
     }
 }
 
-/// Branch-free stream compaction: every index is stored, the cursor only advances past the
-/// non-zero ones, so the loop has no data-dependent branch at any density.
+/// Stream compaction, 64 elements at a time. The zero test writes one flag byte per element
+/// (branch-free; the compiler vectorises it for every element width), and the flags are packed
+/// into a 64-bit mask by multiplication. Sparse groups then cost one store per set bit; dense
+/// groups take a branch-free store per element. Which of the two runs depends on the group's
+/// population, a branch that is predictable at any steady density.
 #[inline]
 fn compact_contiguous<T: Element>(run: &[T], first_index: usize, out: &mut [usize]) -> usize {
     debug_assert!(out.len() >= run.len());
     let mut k = 0;
-    for (j, x) in run.iter().enumerate() {
-        // k <= j < out.len(): the store is always in bounds.
-        out[k] = first_index + j;
+    let mut groups = run.chunks_exact(GROUP);
+    let mut base = first_index;
+    let mut flags = [0u8; GROUP];
+    for group in &mut groups {
+        for (f, x) in flags.iter_mut().zip(group) {
+            *f = x.is_nonzero() as u8;
+        }
+        let mut mask = pack_flags(&flags);
+        if mask.count_ones() < SPARSE_GROUP {
+            while mask != 0 {
+                // k < elements seen so far <= out.len(): the store is in bounds.
+                out[k] = base + mask.trailing_zeros() as usize;
+                k += 1;
+                mask &= mask - 1;
+            }
+        } else {
+            for (j, &f) in flags.iter().enumerate() {
+                out[k] = base + j;
+                k += f as usize;
+            }
+        }
+        base += GROUP;
+    }
+    for (j, x) in groups.remainder().iter().enumerate() {
+        out[k] = base + j;
         k += x.is_nonzero() as usize;
     }
     k
+}
+
+const GROUP: usize = 64;
+/// Below this many non-zeros in a group, visiting set bits beats storing every index.
+const SPARSE_GROUP: u32 = 16;
+
+/// Bit `i` of the result is `flags[i]` (each 0 or 1): eight flag bytes at a time are gathered
+/// into one byte by a multiplication whose partial products land each byte's bit in place.
+#[inline(always)]
+fn pack_flags(flags: &[u8; GROUP]) -> u64 {
+    const GATHER: u64 = 0x0102_0408_1020_4080;
+    let mut mask = 0u64;
+    for (i, eight) in flags.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(eight.try_into().expect("8 bytes"));
+        mask |= (word.wrapping_mul(GATHER) >> 56) << (8 * i);
+    }
+    mask
 }
 
 /// A source defined by a zero test per offset: strings, lazily computed data, foreign buffers.
@@ -168,6 +210,37 @@ mod tests {
         assert_eq!(data[..].count_run(0, 4, 0), 0);
         let k = data[..].compact_run(1, 3, 0, 0, &mut out);
         assert_eq!(&out[..k], &[0, 1, 2]);
+    }
+
+    #[test]
+    fn flags_pack_into_bits_in_order() {
+        let mut flags = [0u8; GROUP];
+        for i in [0, 1, 7, 8, 9, 31, 32, 62, 63] {
+            flags[i] = 1;
+        }
+        let expected = [0, 1, 7, 8, 9, 31, 32, 62, 63]
+            .iter()
+            .fold(0u64, |m, &i| m | 1 << i);
+        assert_eq!(pack_flags(&flags), expected);
+        assert_eq!(pack_flags(&[1; GROUP]), u64::MAX);
+        assert_eq!(pack_flags(&[0; GROUP]), 0);
+    }
+
+    #[test]
+    fn sparse_and_dense_groups_compact_alike() {
+        // 300 elements: four full groups (sparse, dense, empty, full) and a tail.
+        let data: Vec<u32> = (0..300u32)
+            .map(|i| match i / 64 {
+                0 => (i % 17 == 0) as u32,
+                1 => (i % 3 != 0) as u32,
+                2 => 0,
+                _ => i,
+            })
+            .collect();
+        let expected: Vec<usize> = (0..300).filter(|&i| data[i] != 0).map(|i| i + 5).collect();
+        let mut out = [0usize; 300];
+        let k = data[..].compact_run(0, 300, 1, 5, &mut out);
+        assert_eq!(&out[..k], &expected[..]);
     }
 
     #[test]
