@@ -112,10 +112,8 @@ impl Kernel {
             std::env::var(INJECT_PANIC_ENV).is_ok_and(|n| !n.is_empty() && n == node_name);
         let mut logger = std::ptr::null();
         // SAFETY: `info` is live; the logger it returns lives as long as the kernel info.
-        if api
-            .check(unsafe { (api.raw().KernelInfo_GetLogger)(info, &mut logger) })
-            .is_err()
-        {
+        let status = unsafe { (api.raw().KernelInfo_GetLogger)(info, &mut logger) };
+        if api.check(status).is_err() {
             logger = std::ptr::null();
         }
         // SAFETY: `logger` is null or the live logger of this kernel info.
@@ -181,11 +179,8 @@ impl Kernel {
         let raw = self.api.raw();
         let mut logger = std::ptr::null();
         // SAFETY: the context is live; its logger lives as long as the context.
-        if self
-            .api
-            .check(unsafe { (raw.KernelContext_GetLogger)(context, &mut logger) })
-            .is_ok()
-        {
+        let status = unsafe { (raw.KernelContext_GetLogger)(context, &mut logger) };
+        if self.api.check(status).is_ok() {
             // SAFETY: `logger` is the live logger just returned.
             unsafe {
                 self.api
@@ -313,8 +308,9 @@ impl Kernel {
                     if coords.rank == sizes.len()
                         && coords.data.len() == coords.rank * coords.nnz =>
                 {
-                    self.output(context, coords.rank, coords.nnz)?
-                        .copy_from_slice(&coords.data);
+                    // SAFETY: the context is live (caller); the slice is used only here.
+                    let out = unsafe { self.output(context, coords.rank, coords.nnz) }?;
+                    out.copy_from_slice(&coords.data);
                     return Ok(Ran::Gpu(gpu.adapter()));
                 }
                 outcome => {
@@ -346,12 +342,16 @@ impl Kernel {
     }
 
     /// The `[rank, nnz]` int64 output, allocated by ONNX Runtime for this compute call.
-    fn output(
+    ///
+    /// # Safety
+    /// `context` must be the live kernel context of the current compute call, and the slice must
+    /// not be used after that call returns (ONNX Runtime owns the output's memory).
+    unsafe fn output<'out>(
         &self,
         context: *mut OrtKernelContext,
         rank: usize,
         nnz: usize,
-    ) -> Result<&mut [i64], ComputeError> {
+    ) -> Result<&'out mut [i64], ComputeError> {
         let raw = self.api.raw();
         let dims = [rank as i64, nnz as i64];
         let mut output: *mut OrtValue = std::ptr::null_mut();
@@ -390,7 +390,9 @@ impl Kernel {
     ) -> Result<(), ComputeError> {
         let counted =
             Counted::count(src, layout, exec).map_err(|e| ComputeError::Input(e.to_string()))?;
-        let out = self.output(context, counted.rank(), counted.nnz())?;
+        // SAFETY: `run` is called from compute with its live context; the slice is used only
+        // before this function returns.
+        let out = unsafe { self.output(context, counted.rank(), counted.nnz()) }?;
         counted
             .write_onnx(src, out, exec)
             .map_err(|e| ComputeError::Input(e.to_string()))
