@@ -1,0 +1,77 @@
+"""ONNX's NonZero as an ONNX Runtime custom-op library.
+
+    import onnxruntime as ort, nonzero_ort
+    so = ort.SessionOptions()
+    so.register_custom_ops_library(nonzero_ort.get_library_path())
+
+or, with the device chosen in one call, ``nonzero_ort.register(so, device="gpu")``.
+
+Importing this package does not import onnxruntime: the library is a plain shared object that
+ONNX Runtime loads itself, and ``register`` only looks onnxruntime up when it is called.
+"""
+
+import os as _os
+import sys as _sys
+
+__version__ = "0.1.0"
+__all__ = ["DEVICES", "DEVICE_CONFIG_KEY", "get_library_path", "register", "__version__"]
+
+#: The session config entry the library reads to choose where NonZero runs.
+DEVICE_CONFIG_KEY = "custom_op.NonZero.device"
+#: The values ``register`` accepts for ``device``.
+DEVICES = ("cpu", "gpu")
+
+# The shared object maturin puts next to this file: `_nonzero_ort.abi3.so` on Linux (the
+# extension-module suffix is maturin's naming; Python never imports it, ONNX Runtime dlopens it).
+_LIB_STEM = "_nonzero_ort."
+_LIB_SUFFIXES = (".so", ".dylib", ".pyd", ".dll")
+
+
+def get_library_path() -> str:
+    """The absolute path of the custom-op library shipped in this package, for
+    ``SessionOptions.register_custom_ops_library``."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    found = sorted(
+        name
+        for name in _os.listdir(here)
+        if name.startswith(_LIB_STEM) and name.endswith(_LIB_SUFFIXES)
+    )
+    if not found:
+        raise FileNotFoundError(
+            f"nonzero_ort: no {_LIB_STEM}* library in {here}; the package is installed incompletely"
+        )
+    return _os.path.join(here, found[0])
+
+
+def register(session_options, device="cpu"):
+    """Registers the NonZero library on ``session_options`` (an ``onnxruntime.SessionOptions``)
+    and sets the session config entry ``custom_op.NonZero.device`` to ``device`` ("cpu" or "gpu").
+
+    Returns ``session_options``. Raises TypeError when ``session_options`` is not an
+    ``onnxruntime.SessionOptions`` and ValueError for an unknown device; in both cases nothing is
+    changed on the options.
+    """
+    if not _is_session_options(session_options):
+        raise TypeError(
+            "nonzero_ort.register: expected an onnxruntime.SessionOptions, got "
+            f"{type(session_options).__module__}.{type(session_options).__qualname__}"
+        )
+    value = device.strip().lower() if isinstance(device, str) else None
+    if value not in DEVICES:
+        raise ValueError(
+            f"nonzero_ort.register: unknown device {device!r}; valid devices: "
+            + ", ".join(repr(d) for d in DEVICES)
+        )
+    # The entry goes in first: ONNX Runtime hosts older than 1.24 only let the library see it
+    # while registering (later ones show it to every kernel either way).
+    session_options.add_session_config_entry(DEVICE_CONFIG_KEY, value)
+    session_options.register_custom_ops_library(get_library_path())
+    return session_options
+
+
+def _is_session_options(obj) -> bool:
+    # A SessionOptions can only come from an onnxruntime that is already imported, so look it up
+    # in sys.modules rather than importing it (which would be slow, and fail where it is absent).
+    ort = _sys.modules.get("onnxruntime")
+    session_options = getattr(ort, "SessionOptions", None)
+    return isinstance(session_options, type) and isinstance(obj, session_options)
