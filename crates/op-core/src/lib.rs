@@ -25,7 +25,7 @@ pub use error::Error;
 pub use kernel::{Counted, Executor, Rayon, Sequential};
 pub use layout::{effective_rank, Layout};
 pub use onnx::{nonzero, nonzero_array, nonzero_with, OnnxCoordinates};
-pub use source::{FnSource, ZeroTest};
+pub use source::{instruction_set, FnSource, ZeroTest};
 
 /// Re-exported element types, so users need not depend on `half` and `num-complex` themselves.
 pub use half::{bf16, f16};

@@ -39,11 +39,7 @@ impl<T: Element> ZeroTest for [T] {
     #[inline]
     fn count_run(&self, start: usize, len: usize, stride: usize) -> usize {
         if stride == 1 {
-            // Written as a fold over the slice so that LLVM vectorises the compare and the sum.
-            self[start..start + len]
-                .iter()
-                .map(|x| x.is_nonzero() as usize)
-                .sum()
+            simd::count(&self[start..start + len])
         } else if stride == 0 {
             if len > 0 && self[start].is_nonzero() {
                 len
@@ -68,7 +64,7 @@ impl<T: Element> ZeroTest for [T] {
     ) -> usize {
         let out = &mut out[..len];
         if stride == 1 {
-            compact_contiguous(&self[start..start + len], first_index, out)
+            simd::compact(&self[start..start + len], first_index, out)
         } else {
             let mut k = 0;
             for j in 0..len {
@@ -80,12 +76,25 @@ impl<T: Element> ZeroTest for [T] {
     }
 }
 
+/// Non-zeros in a contiguous run. Sums per block into `u32` lanes (a `usize` sum would make the
+/// vectorised loop widen every flag to 64 bits).
+#[inline(always)]
+fn count_contiguous<T: Element>(run: &[T]) -> usize {
+    run.chunks(COUNT_BLOCK)
+        .map(|block| block.iter().map(|x| x.is_nonzero() as u32).sum::<u32>() as usize)
+        .sum()
+}
+
+/// Elements per `u32` partial count: far below 2^32, large enough to amortise the reduction.
+const COUNT_BLOCK: usize = 1 << 16;
+
 /// Stream compaction, 64 elements at a time. The zero test writes one flag byte per element
-/// (branch-free; the compiler vectorises it for every element width), and the flags are packed
-/// into a 64-bit mask by multiplication. Sparse groups then cost one store per set bit; dense
-/// groups take a branch-free store per element. Which of the two runs depends on the group's
-/// population, a branch that is predictable at any steady density.
-#[inline]
+/// (branch-free; vectorised for every element width) and the flags are packed into a 64-bit mask
+/// by multiplication. Then, for each non-empty byte of the mask (8 elements), eight positions
+/// from a lookup table are stored unconditionally and the cursor advances by the byte's
+/// population: a fixed amount of work per 8 elements at any density, and empty groups and bytes,
+/// the common case of sparse masks, are skipped.
+#[inline(always)]
 fn compact_contiguous<T: Element>(run: &[T], first_index: usize, out: &mut [usize]) -> usize {
     debug_assert!(out.len() >= run.len());
     let mut k = 0;
@@ -96,18 +105,18 @@ fn compact_contiguous<T: Element>(run: &[T], first_index: usize, out: &mut [usiz
         for (f, x) in flags.iter_mut().zip(group) {
             *f = x.is_nonzero() as u8;
         }
-        let mut mask = pack_flags(&flags);
-        if mask.count_ones() < SPARSE_GROUP {
-            while mask != 0 {
-                // k < elements seen so far <= out.len(): the store is in bounds.
-                out[k] = base + mask.trailing_zeros() as usize;
-                k += 1;
-                mask &= mask - 1;
-            }
-        } else {
-            for (j, &f) in flags.iter().enumerate() {
-                out[k] = base + j;
-                k += f as usize;
+        let mask = pack_flags(&flags);
+        if mask != 0 {
+            for (byte_index, byte) in mask.to_le_bytes().into_iter().enumerate() {
+                if byte != 0 {
+                    let positions = &SET_BITS[byte as usize];
+                    let at = base + 8 * byte_index;
+                    // k <= elements before this byte, so k + 8 <= elements through it <= out.len().
+                    for (slot, &p) in out[k..k + 8].iter_mut().zip(positions) {
+                        *slot = at + p as usize;
+                    }
+                    k += byte.count_ones() as usize;
+                }
             }
         }
         base += GROUP;
@@ -120,8 +129,24 @@ fn compact_contiguous<T: Element>(run: &[T], first_index: usize, out: &mut [usiz
 }
 
 const GROUP: usize = 64;
-/// Below this many non-zeros in a group, visiting set bits beats storing every index.
-const SPARSE_GROUP: u32 = 16;
+
+/// `SET_BITS[b]` lists the positions of the set bits of `b`, ascending (unused slots are 0).
+static SET_BITS: [[u8; 8]; 256] = {
+    let mut table = [[0u8; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let (mut bit, mut n) = (0, 0);
+        while bit < 8 {
+            if b & (1 << bit) != 0 {
+                table[b][n] = bit as u8;
+                n += 1;
+            }
+            bit += 1;
+        }
+        b += 1;
+    }
+    table
+};
 
 /// Bit `i` of the result is `flags[i]` (each 0 or 1): eight flag bytes at a time are gathered
 /// into one byte by a multiplication whose partial products land each byte's bit in place.
@@ -135,6 +160,96 @@ fn pack_flags(flags: &[u8; GROUP]) -> u64 {
     }
     mask
 }
+
+/// The hot loops, compiled once more for wider vector units and picked at run time. The code is
+/// the same generic Rust; `target_feature` only lets the compiler use AVX2 or AVX-512 for it.
+mod simd {
+    use super::{compact_contiguous, count_contiguous};
+    use crate::Element;
+
+    #[cfg(target_arch = "x86_64")]
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Level {
+        Baseline,
+        Avx2,
+        Avx512,
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn level() -> Level {
+        use std::sync::atomic::{AtomicU8, Ordering};
+        static LEVEL: AtomicU8 = AtomicU8::new(u8::MAX);
+        let cached = LEVEL.load(Ordering::Relaxed);
+        let avx512 = is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512vl");
+        let avx2 = is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("bmi1")
+            && is_x86_feature_detected!("bmi2")
+            && is_x86_feature_detected!("popcnt");
+        let level = match cached {
+            0 => return Level::Baseline,
+            1 => return Level::Avx2,
+            2 => return Level::Avx512,
+            // NONZERO_SIMD caps the level (never above what the CPU has), so that tests can run
+            // every path this machine supports.
+            _ => match std::env::var("NONZERO_SIMD").as_deref() {
+                Ok("baseline") => Level::Baseline,
+                Ok("avx2") if avx2 => Level::Avx2,
+                Ok("avx2") => Level::Baseline,
+                _ if avx512 && avx2 => Level::Avx512,
+                _ if avx2 => Level::Avx2,
+                _ => Level::Baseline,
+            },
+        };
+        LEVEL.store(level as u8, Ordering::Relaxed);
+        level
+    }
+
+    /// The instruction set the kernel's loops use on this machine.
+    pub fn instruction_set() -> &'static str {
+        #[cfg(target_arch = "x86_64")]
+        return match level() {
+            Level::Baseline => "x86-64 baseline (SSE2)",
+            Level::Avx2 => "AVX2",
+            Level::Avx512 => "AVX-512",
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        "portable"
+    }
+
+    macro_rules! multiversion {
+        ($name:ident, $inner:ident, ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+            #[inline]
+            pub fn $name<T: Element>($($arg: $ty),*) -> $ret {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+                    fn avx2<T: Element>($($arg: $ty),*) -> $ret {
+                        $inner($($arg),*)
+                    }
+                    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,bmi1,bmi2,popcnt")]
+                    fn avx512<T: Element>($($arg: $ty),*) -> $ret {
+                        $inner($($arg),*)
+                    }
+                    match level() {
+                        // SAFETY: `level` reported these features on this CPU.
+                        Level::Avx512 => return unsafe { avx512::<T>($($arg),*) },
+                        // SAFETY: as above.
+                        Level::Avx2 => return unsafe { avx2::<T>($($arg),*) },
+                        Level::Baseline => {}
+                    }
+                }
+                $inner($($arg),*)
+            }
+        };
+    }
+
+    multiversion!(count, count_contiguous, (run: &[T]) -> usize);
+    multiversion!(compact, compact_contiguous, (run: &[T], first_index: usize, out: &mut [usize]) -> usize);
+}
+
+pub use simd::instruction_set;
 
 /// A source defined by a zero test per offset: strings, lazily computed data, foreign buffers.
 pub struct FnSource<F> {

@@ -1,5 +1,7 @@
 //! The parallel kernel against the naive reference: random shapes (ranks 0 to 8, zero and unit
 //! sizes), random strides (0 = broadcast), every fixed-size type, and chunk boundaries anywhere.
+//! `scripts/test` runs this file once per instruction set the CPU has (NONZERO_SIMD=baseline,
+//! avx2, avx512); `instruction_set_in_use` prints which one a run exercised.
 
 use nonzero_core::dml::{
     nonzero_coordinates, DmlDataType, FeatureLevel, NonZeroCoordinatesDesc, TensorDesc,
@@ -144,6 +146,21 @@ proptest! {
             }
         }
         prop_assert!(coords[nnz * n..].iter().all(|&c| c == u32::MAX), "rows past the count are untouched");
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn instruction_set_in_use() {
+    let set = nonzero_core::instruction_set();
+    eprintln!("kernel loops use: {set}");
+    match std::env::var("NONZERO_SIMD").as_deref() {
+        Ok("baseline") => assert!(
+            set.starts_with("x86-64 baseline") || set == "portable",
+            "{set}"
+        ),
+        Ok("avx2") if std::is_x86_feature_detected!("avx2") => assert_eq!(set, "AVX2"),
+        _ => {}
     }
 }
 
