@@ -1,0 +1,200 @@
+"""The nonzero-ort wheel as a user gets it: installed with pip into a fresh virtual environment
+(see conftest.py), never imported from this checkout."""
+
+import pathlib
+import re
+import zipfile
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+README = ROOT / "python/README.md"
+KEY = "custom_op.NonZero.device"
+
+# A NonZero model built in the environment (opset 13, float input), and what it must return.
+MODEL_SRC = """
+import numpy as np
+from onnx import TensorProto, helper
+graph = helper.make_graph(
+    [helper.make_node("NonZero", ["x"], ["y"])], "nonzero",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+    [helper.make_tensor_value_info("y", TensorProto.INT64, [2, None])],
+)
+MODEL = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8).SerializeToString()
+X = np.array([[1, 0, 2], [0, 3, 0]], dtype=np.float32)
+EXPECTED = np.array([[0, 0, 1], [0, 2, 1]], dtype=np.int64)
+
+def check(sess):
+    (y,) = sess.run(None, {"x": X})
+    assert y.dtype == EXPECTED.dtype and y.shape == EXPECTED.shape and (y == EXPECTED).all(), y
+"""
+
+
+def test_wheel_carries_the_library_with_a_linux_tag(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "nonzero_ort/__init__.py" in names, names
+    assert "nonzero_ort/_nonzero_ort.abi3.so" in names, names
+    # One wheel for every CPython >= 3.8 on this platform: the library has no Python ABI.
+    assert re.fullmatch(r"nonzero_ort-0\.1\.0-cp38-abi3-(manylinux_\d+_\d+|linux)_x86_64\.whl", wheel.name), wheel.name
+
+
+def test_import_does_not_import_onnxruntime(venv):
+    out = venv.json(
+        "import json, sys, nonzero_ort\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('onnxruntime', 'numpy', 'onnx'))))"
+    )
+    assert out == [], f"import nonzero_ort imported {out}"
+    # ...and neither does using it without a SessionOptions.
+    out = venv.json(
+        "import json, sys, nonzero_ort\n"
+        "nonzero_ort.get_library_path()\n"
+        "try:\n"
+        "    nonzero_ort.register(object())\n"
+        "except TypeError:\n"
+        "    pass\n"
+        "print(json.dumps('onnxruntime' in sys.modules))"
+    )
+    assert out is False
+
+
+def test_library_path_is_inside_site_packages(venv):
+    info = venv.json(
+        "import json, os, sysconfig, nonzero_ort\n"
+        "p = nonzero_ort.get_library_path()\n"
+        "print(json.dumps({'path': p, 'isabs': os.path.isabs(p), 'isfile': os.path.isfile(p),\n"
+        "                  'platlib': sysconfig.get_paths()['platlib'], 'package': nonzero_ort.__file__}))"
+    )
+    path = pathlib.Path(info["path"])
+    assert info["isabs"] and info["isfile"], info
+    assert path.name == "_nonzero_ort.abi3.so", info
+    assert path.parent == pathlib.Path(info["platlib"]) / "nonzero_ort", info
+    assert path.is_relative_to(venv.root), info
+    assert not path.is_relative_to(ROOT), f"the library resolved into the checkout: {path}"
+    assert pathlib.Path(info["package"]).parent == path.parent, info
+    # It is the ONNX Runtime custom-op library: it exports the entry point ORT looks up.
+    assert venv.json(
+        "import ctypes, json, nonzero_ort\n"
+        "lib = ctypes.CDLL(nonzero_ort.get_library_path())\n"
+        "print(json.dumps(hasattr(lib, 'RegisterCustomOps')))"
+    ) is True
+
+
+def test_version_matches_the_workspace(venv, workspace_version):
+    got = venv.json(
+        "import json, importlib.metadata, nonzero_ort\n"
+        "print(json.dumps([nonzero_ort.__version__, importlib.metadata.version('nonzero-ort')]))"
+    )
+    assert got == [workspace_version, workspace_version] == ["0.1.0", "0.1.0"]
+
+
+def readme_example():
+    """The README's first python block, and the output its trailing `# ` comment promises."""
+    text = README.read_text()
+    m = re.search(r"```python\n(.*?)```", text, re.S)
+    assert m, "python/README.md has no python block"
+    block = m.group(1)
+    assert block.startswith(
+        "import onnxruntime as ort, nonzero_ort\n"
+        "so = ort.SessionOptions()\n"
+        "so.register_custom_ops_library(nonzero_ort.get_library_path())\n"
+    ), block
+    lines = block.rstrip("\n").split("\n")
+    tail = []
+    while lines and lines[-1].startswith("# "):
+        tail.insert(0, lines.pop()[2:])
+    assert tail, "the README example does not show its output"
+    return block, "\n".join(tail) + "\n"
+
+
+def test_readme_example_as_written(venv):
+    block, expected = readme_example()
+    script = venv.scratch / "readme_example.py"
+    script.write_text(block)
+    out = venv.run([script]).stdout
+    assert out == expected
+
+
+def test_register_runs_a_model_and_sets_the_device(venv):
+    venv.code(
+        MODEL_SRC
+        + f"""
+import onnxruntime as ort, nonzero_ort
+for device, want in [(None, "cpu"), ("cpu", "cpu"), ("gpu", "gpu"), (" GPU ", "gpu"), ("Cpu", "cpu")]:
+    so = ort.SessionOptions()
+    args = () if device is None else (device,)
+    assert nonzero_ort.register(so, *args) is so
+    assert so.get_session_config_entry({KEY!r}) == want, (device, so.get_session_config_entry({KEY!r}))
+# The default device, end to end (the GPU needs a Vulkan device; docs/gpu.md has its tests).
+so = nonzero_ort.register(ort.SessionOptions())
+check(ort.InferenceSession(MODEL, so, providers=["CPUExecutionProvider"]))
+so = ort.SessionOptions()
+nonzero_ort.register(so, device="cpu")
+check(ort.InferenceSession(MODEL, so, providers=["CPUExecutionProvider"]))
+print("ok")
+"""
+    )
+
+
+BAD_OPTIONS = [
+    "None",
+    "'session options'",
+    "{}",
+    "ort.SessionOptions",  # the class, not an instance
+    "ort.RunOptions()",
+]
+
+
+@pytest.mark.parametrize("bad", BAD_OPTIONS)
+def test_register_rejects_what_is_not_session_options(venv, bad):
+    out = venv.json(
+        f"""
+import json, onnxruntime as ort, nonzero_ort
+try:
+    nonzero_ort.register({bad})
+except TypeError as e:
+    print(json.dumps(str(e)))
+else:
+    raise SystemExit("no TypeError")
+"""
+    )
+    assert "expected an onnxruntime.SessionOptions" in out, out
+
+
+@pytest.mark.parametrize("bad", ["'cuda'", "''", "'gpu0'", "None", "1", "b'cpu'"])
+def test_register_rejects_unknown_devices_and_leaves_the_options_alone(venv, bad):
+    out = venv.json(
+        f"""
+import json, onnxruntime as ort, nonzero_ort
+so = ort.SessionOptions()
+try:
+    nonzero_ort.register(so, device={bad})
+except ValueError as e:
+    msg = str(e)
+else:
+    raise SystemExit("no ValueError")
+try:
+    so.get_session_config_entry({KEY!r})
+except RuntimeError:
+    untouched = True
+else:
+    untouched = False
+print(json.dumps([msg, untouched]))
+"""
+    )
+    msg, untouched = out
+    assert "unknown device" in msg and "'cpu'" in msg and "'gpu'" in msg, msg
+    assert untouched, "a rejected register() still set the device entry"
+
+
+def test_bundled_models(venv, models):
+    assert len(models) >= 6, models
+    out = venv.json((HERE / "installed_cases.py").read_text(), *models)
+    assert out["compared"] == [m.name for m in models]
+    assert pathlib.Path(out["library"]).is_relative_to(venv.root), out
+
+
+def test_conformance_sample(venv, conformance_sample):
+    out = venv.json((HERE / "installed_cases.py").read_text(), *conformance_sample)
+    assert out["compared"] == [c.name for c in conformance_sample]
+    assert out["ort"] == "1.31.1", out
