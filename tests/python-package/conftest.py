@@ -23,7 +23,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = pathlib.Path(__file__).resolve().parent
 REQUIREMENTS = ROOT / "requirements/ort-1.31.txt"
 CLI = ROOT / "target/release/nonzero"
-PACK = pathlib.Path(os.environ.get("NONZERO_PACK", ROOT / "build/conformance"))
+PACK = pathlib.Path(os.environ.get("NONZERO_PACK", ROOT / "build/conformance")).resolve()
 
 
 @pytest.fixture(scope="session")
