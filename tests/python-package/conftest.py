@@ -42,6 +42,7 @@ def wheel(tmp_path_factory) -> pathlib.Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [str(maturin), "build", "--release", "-m", str(ROOT / "python/Cargo.toml"), "-o", str(out)],
+        env={**os.environ, "CARGO_TARGET_DIR": str(ROOT / "python/target")},  # see python/README.md
         check=True,
     )
     (path,) = out.glob("nonzero_ort-*.whl")
