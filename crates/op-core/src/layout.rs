@@ -91,6 +91,10 @@ impl Layout {
 
 /// Product of the sizes, checked.
 pub fn element_count(sizes: &[usize]) -> Result<usize, Error> {
+    // A zero size empties the tensor whatever the others are, even if their product overflows.
+    if sizes.contains(&0) {
+        return Ok(0);
+    }
     sizes
         .iter()
         .try_fold(1usize, |acc, &n| acc.checked_mul(n))
@@ -166,5 +170,6 @@ mod tests {
             Err(Error::ElementCountOverflow { .. })
         ));
         assert!(Layout::strided(&[2, 2], &[1]).is_err());
+        assert_eq!(element_count(&[usize::MAX, usize::MAX, 0]), Ok(0));
     }
 }
