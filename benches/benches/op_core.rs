@@ -56,7 +56,7 @@ fn bench_case<T: nonzero_core::Element + Copy>(
 }
 
 fn benches(c: &mut Criterion) {
-    for density in [0.01, 0.5, 0.99] {
+    for density in [0.01, 0.1, 0.5, 0.99] {
         bench_case(c, "f32_16M_rank1", &[16 << 20], density, 1.0f32, 0.0);
     }
     bench_case(c, "f32_16M_rank2", &[4096, 4096], 0.5, 1.0f32, -0.0);

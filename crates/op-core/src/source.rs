@@ -90,10 +90,10 @@ const COUNT_BLOCK: usize = 1 << 16;
 
 /// Stream compaction, 64 elements at a time. The zero test writes one flag byte per element
 /// (branch-free; vectorised for every element width) and the flags are packed into a 64-bit mask
-/// by multiplication. Then, for each non-empty byte of the mask (8 elements), eight positions
-/// from a lookup table are stored unconditionally and the cursor advances by the byte's
-/// population: a fixed amount of work per 8 elements at any density, and empty groups and bytes,
-/// the common case of sparse masks, are skipped.
+/// by multiplication. Then, for each byte of the mask (8 elements), eight positions from a lookup
+/// table are stored unconditionally and the cursor advances by the byte's population: a fixed
+/// amount of work per 8 elements at any density, with no data-dependent branch but the skip of
+/// empty groups (the common case of sparse masks, and predictable at any steady density).
 #[inline(always)]
 fn compact_contiguous<T: Element>(run: &[T], first_index: usize, out: &mut [usize]) -> usize {
     debug_assert!(out.len() >= run.len());
@@ -108,15 +108,13 @@ fn compact_contiguous<T: Element>(run: &[T], first_index: usize, out: &mut [usiz
         let mask = pack_flags(&flags);
         if mask != 0 {
             for (byte_index, byte) in mask.to_le_bytes().into_iter().enumerate() {
-                if byte != 0 {
-                    let positions = &SET_BITS[byte as usize];
-                    let at = base + 8 * byte_index;
-                    // k <= elements before this byte, so k + 8 <= elements through it <= out.len().
-                    for (slot, &p) in out[k..k + 8].iter_mut().zip(positions) {
-                        *slot = at + p as usize;
-                    }
-                    k += byte.count_ones() as usize;
+                let positions = &SET_BITS[byte as usize];
+                let at = base + 8 * byte_index;
+                // k <= elements before this byte, so k + 8 <= elements through it <= out.len().
+                for (slot, &p) in out[k..k + 8].iter_mut().zip(positions) {
+                    *slot = at + p as usize;
                 }
+                k += byte.count_ones() as usize;
             }
         }
         base += GROUP;
