@@ -36,23 +36,7 @@ impl<'a> Bytes<'a> {
 }
 
 /// The fixed-size types (everything but strings), indexed by a fuzzer byte.
-pub const FIXED: [DataType; 15] = [
-    DataType::Bool,
-    DataType::Uint8,
-    DataType::Int8,
-    DataType::Uint16,
-    DataType::Int16,
-    DataType::Uint32,
-    DataType::Int32,
-    DataType::Uint64,
-    DataType::Int64,
-    DataType::Float16,
-    DataType::Bfloat16,
-    DataType::Float32,
-    DataType::Float64,
-    DataType::Complex64,
-    DataType::Complex128,
-];
+pub const FIXED: [DataType; 15] = DataType::FIXED_SIZE;
 
 /// Element size in bytes.
 pub fn size_of(t: DataType) -> usize {

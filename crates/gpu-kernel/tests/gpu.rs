@@ -9,23 +9,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::OnceLock;
 
-const TYPES: [DataType; 15] = [
-    DataType::Bool,
-    DataType::Uint8,
-    DataType::Int8,
-    DataType::Uint16,
-    DataType::Int16,
-    DataType::Uint32,
-    DataType::Int32,
-    DataType::Uint64,
-    DataType::Int64,
-    DataType::Float16,
-    DataType::Bfloat16,
-    DataType::Float32,
-    DataType::Float64,
-    DataType::Complex64,
-    DataType::Complex128,
-];
+const TYPES: [DataType; 15] = DataType::FIXED_SIZE;
 
 fn make(config: GpuConfig) -> Option<GpuNonZero> {
     match GpuNonZero::request(config) {

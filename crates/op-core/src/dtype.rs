@@ -44,6 +44,26 @@ impl DataType {
         DataType::Bfloat16,
     ];
 
+    /// Every type with a fixed element size (all but strings): what a packed buffer, the GPU
+    /// kernel and DirectML-style calls can hold.
+    pub const FIXED_SIZE: [DataType; 15] = [
+        DataType::Bool,
+        DataType::Uint8,
+        DataType::Int8,
+        DataType::Uint16,
+        DataType::Int16,
+        DataType::Uint32,
+        DataType::Int32,
+        DataType::Uint64,
+        DataType::Int64,
+        DataType::Float16,
+        DataType::Bfloat16,
+        DataType::Float32,
+        DataType::Float64,
+        DataType::Complex64,
+        DataType::Complex128,
+    ];
+
     /// The `TensorProto.DataType` code (also ONNX Runtime's `ONNXTensorElementDataType`).
     pub const fn onnx_code(self) -> i32 {
         match self {
@@ -144,5 +164,13 @@ mod tests {
         let mut codes: Vec<i32> = DataType::ALL.iter().map(|t| t.onnx_code()).collect();
         codes.sort();
         assert_eq!(codes, (1..=16).collect::<Vec<_>>());
+        assert!(DataType::FIXED_SIZE.iter().all(|t| t.size_of().is_some()));
+        assert_eq!(
+            DataType::FIXED_SIZE.len(),
+            DataType::ALL
+                .iter()
+                .filter(|t| t.size_of().is_some())
+                .count()
+        );
     }
 }
