@@ -71,6 +71,10 @@ const ITEMS: u64 = 4;
 const PARAM_WORDS: usize = 12 + MAX_RANK;
 const PARAM_BYTES: u64 = (PARAM_WORDS * 4) as u64;
 const SHADER: &str = include_str!("shader.wgsl");
+const SCAN_WORKGROUP: &str = include_str!("scan_workgroup.wgsl");
+const SCAN_SUBGROUP: &str = include_str!("scan_subgroup.wgsl");
+const SUBGROUP_IDS: &str = "    @builtin(subgroup_invocation_id) lane: u32,
+    @builtin(subgroup_size) sg_size: u32,";
 
 /// Tuning and test knobs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +89,10 @@ pub struct GpuConfig {
     /// Upper bound on workgroups along x of one dispatch (the device's limit bounds it too);
     /// beyond it the dispatch becomes 2-D.
     pub max_workgroups_per_dim: u32,
+    /// Use subgroup operations when the device has [`wgpu::Features::SUBGROUP`] (default
+    /// `true`); `false` forces the workgroup-memory path everywhere.
+    /// [`GpuNonZero::uses_subgroups`] tells which path a context runs.
+    pub use_subgroups: bool,
 }
 
 impl Default for GpuConfig {
@@ -93,6 +101,7 @@ impl Default for GpuConfig {
             workgroup_size: 256,
             max_elements_per_chunk: u64::MAX,
             max_workgroups_per_dim: u32::MAX,
+            use_subgroups: true,
         }
     }
 }
@@ -144,12 +153,14 @@ pub struct GpuNonZero {
     dummy: wgpu::Buffer,
     dummy_input: wgpu::Buffer,
     limits: wgpu::Limits,
+    subgroups: bool,
 }
 
 impl std::fmt::Debug for GpuNonZero {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuNonZero")
             .field("config", &self.config)
+            .field("subgroups", &self.subgroups)
             .finish_non_exhaustive()
     }
 }
@@ -270,7 +281,10 @@ impl GpuNonZero {
             usage: wgpu::BufferUsages::STORAGE,
             mapped_at_creation: false,
         });
+        let subgroups =
+            config.use_subgroups && device.features().contains(wgpu::Features::SUBGROUP);
         Ok(GpuNonZero {
+            subgroups,
             device,
             queue,
             config,
@@ -283,9 +297,10 @@ impl GpuNonZero {
         })
     }
 
-    /// Finds an adapter, opens a device (see [`request_device`]) and makes a context.
+    /// Finds an adapter, opens a device (see [`request_device`]) with
+    /// [`wgpu::Features::SUBGROUP`] when the adapter has it, and makes a context.
     pub fn request(config: GpuConfig) -> Result<Self, GpuError> {
-        let (_, device, queue) = request_device(wgpu::Features::empty())?;
+        let (_, device, queue) = request_device(wgpu::Features::SUBGROUP)?;
         GpuNonZero::new(device, queue, config)
     }
 
@@ -304,10 +319,24 @@ impl GpuNonZero {
         &self.config
     }
 
+    /// Whether the kernels use subgroup operations: [`GpuConfig::use_subgroups`] and the
+    /// device was opened with [`wgpu::Features::SUBGROUP`]. Otherwise they use the
+    /// workgroup-memory scan.
+    pub fn uses_subgroups(&self) -> bool {
+        self.subgroups
+    }
+
     /// Compiles (once) and returns the pipelines of a kind.
     fn pipelines(&self, kind: ElementKind) -> &Pipelines {
         self.pipelines[kind.index()].get_or_init(|| {
+            let (ids, scan) = if self.subgroups {
+                (SUBGROUP_IDS, SCAN_SUBGROUP)
+            } else {
+                ("", SCAN_WORKGROUP)
+            };
             let src = SHADER
+                .replace("{SUBGROUP_IDS}", ids)
+                .replace("{SCAN}", scan)
                 .replace("{WG}", &self.config.workgroup_size.to_string())
                 .replace("{MAX_RANK}", &MAX_RANK.to_string())
                 .replace("{LOAD_BODY}", kind.load_body());

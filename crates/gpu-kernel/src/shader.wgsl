@@ -1,7 +1,11 @@
-// NonZero, reduce-then-scan. Placeholders filled in by `shader.rs`:
-//   WG          workgroup size (power of two)
-//   ELEM_WORDS  words of one element (0 = packed: several elements per word)
-//   LOAD_BODY   body of `fn is_nz(e: u32) -> bool`
+// NonZero, reduce-then-scan. Placeholders filled in by `lib.rs`:
+//   WG            workgroup size (power of two)
+//   MAX_RANK      most dimensions
+//   LOAD_BODY     body of `fn is_nz(e: u32) -> bool`
+//   SUBGROUP_IDS  the subgroup builtins of `Ids` (subgroup path), else empty
+//   SCAN          `add_count` and `scan_inclusive`: scan_subgroup.wgsl or scan_workgroup.wgsl
+// Naga 30 rejects `enable subgroups;`: the subgroup built-ins are allowed by the device feature
+// `wgpu::Features::SUBGROUP` instead.
 // Every thread owns ITEMS consecutive elements; a tile is WG * ITEMS elements.
 
 const WG: u32 = {WG}u;
@@ -34,9 +38,17 @@ struct Params {
 var<workgroup> scratch: array<u32, WG>;
 var<workgroup> total: atomic<u32>;
 
+// The invocation's builtins, passed to the scan helpers.
+struct Ids {
+    @builtin(local_invocation_index) lid: u32,
+{SUBGROUP_IDS}
+}
+
 fn is_nz(e: u32) -> bool {
 {LOAD_BODY}
 }
+
+{SCAN}
 
 fn tile_id(wg: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return wg.y * nwg.x + wg.x;
@@ -54,8 +66,9 @@ fn flags(first: u32) -> u32 {
     return f;
 }
 
-// Inclusive workgroup scan (Hillis-Steele over `scratch`); every thread must call it.
-fn scan_inclusive(lid: u32, v: u32) -> u32 {
+// Inclusive workgroup scan (Hillis-Steele over `scratch`); every thread must call it. The
+// workgroup total is left in `scratch[WG - 1]` (until the next call).
+fn scan_hs(lid: u32, v: u32) -> u32 {
     var x = v;
     scratch[lid] = x;
     workgroupBarrier();
@@ -75,7 +88,8 @@ fn scan_inclusive(lid: u32, v: u32) -> u32 {
 // Pass 1: non-zeros per tile.
 @compute @workgroup_size(WG)
 fn count_tiles(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-               @builtin(local_invocation_index) lid: u32) {
+               ids: Ids) {
+    let lid = ids.lid;
     let t = tile_id(wg, nwg);
     if (lid == 0u) {
         atomicStore(&total, 0u);
@@ -85,10 +99,7 @@ fn count_tiles(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     if (t >= p.num_tiles) {
         return;
     }
-    let c = countOneBits(flags(t * TILE + lid * ITEMS));
-    if (c != 0u) {
-        atomicAdd(&total, c);
-    }
+    add_count(ids, countOneBits(flags(t * TILE + lid * ITEMS)));
     workgroupBarrier();
     if (lid == 0u) {
         tiles[p.tile_base + t] = atomicLoad(&total);
@@ -97,7 +108,8 @@ fn count_tiles(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
 
 // Pass 2: exclusive scan of all tile counts, in place, by one workgroup; total into count[0].
 @compute @workgroup_size(WG)
-fn scan_tiles(@builtin(local_invocation_index) lid: u32) {
+fn scan_tiles(ids: Ids) {
+    let lid = ids.lid;
     var carry = 0u;
     for (var start = 0u; start < p.total_tiles; start = start + TILE) {
         let first = start + lid * ITEMS;
@@ -110,16 +122,16 @@ fn scan_tiles(@builtin(local_invocation_index) lid: u32) {
             }
             sum = sum + v[i];
         }
-        let incl = scan_inclusive(lid, sum);
-        var run = carry + incl - sum;
+        let r = scan_inclusive(ids, sum);
+        var run = carry + r.x - sum;
         for (var i = 0u; i < ITEMS; i = i + 1u) {
             if (first + i < p.total_tiles) {
                 tiles[first + i] = run;
             }
             run = run + v[i];
         }
-        let block = scratch[WG - 1u];
-        carry = carry + block;
+        carry = carry + r.y;
+        // Nobody may overwrite the scan's workgroup memory while another thread still reads it.
         workgroupBarrier();
     }
     if (lid == 0u) {
@@ -149,15 +161,17 @@ fn write_coords(flat: u32, pos: u32) {
 // Pass 3: recompute the flags, rank them inside the tile, scatter coordinates.
 @compute @workgroup_size(WG)
 fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-           @builtin(local_invocation_index) lid: u32) {
+           ids: Ids) {
+    let lid = ids.lid;
     let t = tile_id(wg, nwg);
+    // Uniform across the workgroup, like in `count_tiles`.
     if (t >= p.num_tiles) {
         return;
     }
     let first = t * TILE + lid * ITEMS;
     var f = flags(first);
     let c = countOneBits(f);
-    let incl = scan_inclusive(lid, c);
+    let incl = scan_inclusive(ids, c).x;
     var pos = tiles[p.tile_base + t] + incl - c;
     for (var i = 0u; i < ITEMS; i = i + 1u) {
         if ((f & (1u << i)) != 0u) {

@@ -30,42 +30,73 @@ fn make(config: GpuConfig) -> Option<GpuNonZero> {
     }
 }
 
+/// Both scan paths: `true` = subgroup operations where the device has them (lavapipe does),
+/// `false` = the workgroup-memory path, forced by `GpuConfig::use_subgroups`.
+const PATHS: [bool; 2] = [true, false];
+
+type Slot = OnceLock<Option<GpuNonZero>>;
+
+fn cached(slots: &'static [Slot; 2], sub: bool, config: GpuConfig) -> Option<&'static GpuNonZero> {
+    slots[usize::from(sub)]
+        .get_or_init(|| {
+            make(GpuConfig {
+                use_subgroups: sub,
+                ..config
+            })
+        })
+        .as_ref()
+}
+
 /// The default context: 256-thread workgroups, chunks as large as the device allows.
-fn big() -> Option<&'static GpuNonZero> {
-    static CTX: OnceLock<Option<GpuNonZero>> = OnceLock::new();
-    CTX.get_or_init(|| make(GpuConfig::default())).as_ref()
+fn big(sub: bool) -> Option<&'static GpuNonZero> {
+    static CTX: [Slot; 2] = [OnceLock::new(), OnceLock::new()];
+    cached(&CTX, sub, GpuConfig::default())
 }
 
 /// Tiny tiles (16 elements), the smallest chunks and at most 3 workgroups along x, so the
-/// chunked and 2-D dispatch paths run on small data.
-fn tiny() -> Option<&'static GpuNonZero> {
-    static CTX: OnceLock<Option<GpuNonZero>> = OnceLock::new();
-    CTX.get_or_init(|| {
-        make(GpuConfig {
+/// chunked and 2-D dispatch paths run on small data. 4-thread workgroups are smaller than
+/// lavapipe's subgroups (8): one partial subgroup per workgroup.
+fn tiny(sub: bool) -> Option<&'static GpuNonZero> {
+    static CTX: [Slot; 2] = [OnceLock::new(), OnceLock::new()];
+    cached(
+        &CTX,
+        sub,
+        GpuConfig {
             workgroup_size: 4,
             max_elements_per_chunk: 1,
             max_workgroups_per_dim: 3,
-        })
-    })
-    .as_ref()
+            use_subgroups: sub,
+        },
+    )
 }
 
 /// Middle: 64-thread workgroups (256-element tiles), chunks of about 1000 elements, at most 2
 /// workgroups along x (so 3- and 4-tile chunks dispatch 2 x 2).
-fn mid() -> Option<&'static GpuNonZero> {
-    static CTX: OnceLock<Option<GpuNonZero>> = OnceLock::new();
-    CTX.get_or_init(|| {
-        make(GpuConfig {
+fn mid(sub: bool) -> Option<&'static GpuNonZero> {
+    static CTX: [Slot; 2] = [OnceLock::new(), OnceLock::new()];
+    cached(
+        &CTX,
+        sub,
+        GpuConfig {
             workgroup_size: 64,
             max_elements_per_chunk: 1000,
             max_workgroups_per_dim: 65535,
-        })
-    })
-    .as_ref()
+            use_subgroups: sub,
+        },
+    )
 }
 
+/// The three contexts of one path.
+fn contexts_of(sub: bool) -> Vec<&'static GpuNonZero> {
+    [big(sub), tiny(sub), mid(sub)]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// All six contexts (three sizes, both paths).
 fn contexts() -> Vec<&'static GpuNonZero> {
-    [big(), tiny(), mid()].into_iter().flatten().collect()
+    PATHS.into_iter().flat_map(contexts_of).collect()
 }
 
 fn size_of(t: DataType) -> usize {
@@ -237,18 +268,8 @@ fn check(ctx: &GpuNonZero, t: DataType, bytes: &[u8], shape: &[usize], what: &st
     let got = ctx
         .nonzero_bytes(t, bytes, shape)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert_eq!(
-        got.shape(),
-        want.shape(),
-        "{what}: {t} {shape:?} {:?}",
-        ctx.config()
-    );
-    assert_eq!(
-        got.data,
-        want.data,
-        "{what}: {t} {shape:?} {:?}",
-        ctx.config()
-    );
+    assert_eq!(got.shape(), want.shape(), "{what}: {t} {shape:?} {ctx:?}");
+    assert_eq!(got.data, want.data, "{what}: {t} {shape:?} {ctx:?}");
     let n = shape.len() - shape.iter().take_while(|&&d| d == 1).count();
     for cols in [n, shape.len()] {
         let got = ctx
@@ -257,8 +278,7 @@ fn check(ctx: &GpuNonZero, t: DataType, bytes: &[u8], shape: &[usize], what: &st
         assert_eq!(
             got,
             dml_from_onnx(&want, cols),
-            "{what}: DML N={cols} {t} {shape:?} {:?}",
-            ctx.config()
+            "{what}: DML N={cols} {t} {shape:?} {ctx:?}"
         );
     }
 }
@@ -315,8 +335,14 @@ fn onnx_examples_scalar_and_empty() {
 
 #[test]
 fn special_bit_patterns() {
-    let ctx = tiny().or(big());
-    let Some(ctx) = ctx else { return };
+    for sub in PATHS {
+        if let Some(ctx) = tiny(sub) {
+            special_bit_patterns_on(ctx);
+        }
+    }
+}
+
+fn special_bit_patterns_on(ctx: &GpuNonZero) {
     let h = |b: u16| f16::from_bits(b);
     let x = [h(0x8000), h(0x0001), h(0), h(0x7E00), h(0xFC00), h(0x8001)];
     assert_eq!(ctx.nonzero(&x, &[6]).unwrap().data, vec![1, 3, 4, 5]);
@@ -362,11 +388,10 @@ fn special_bit_patterns() {
 
 #[test]
 fn random_shapes_every_type() {
-    let ctxs = contexts();
+    let paths: Vec<_> = PATHS.into_iter().map(contexts_of).collect();
     let mut rng = StdRng::seed_from_u64(0x5EED_0001);
     for (ti, &t) in TYPES.iter().enumerate() {
         for case in 0..12 {
-            let ctx = ctxs[(ti + case) % ctxs.len()];
             let rank = case % 9;
             let shape: Vec<usize> = (0..rank)
                 .map(|_| {
@@ -380,16 +405,33 @@ fn random_shapes_every_type() {
             let n: usize = shape.iter().product();
             let density = [0.0, 0.01, 0.5, 1.0][case % 4];
             let bytes = gen_bytes(t, n, density, &mut rng);
-            check(ctx, t, &bytes, &shape, "random shape");
+            for ctxs in &paths {
+                if !ctxs.is_empty() {
+                    check(
+                        ctxs[(ti + case) % ctxs.len()],
+                        t,
+                        &bytes,
+                        &shape,
+                        "random shape",
+                    );
+                }
+            }
         }
     }
 }
 
 #[test]
 fn tile_and_chunk_boundaries() {
+    for sub in PATHS {
+        let (Some(t_ctx), Some(m_ctx)) = (tiny(sub), mid(sub)) else {
+            return;
+        };
+        boundaries_on(t_ctx, m_ctx);
+    }
+}
+
+fn boundaries_on(t_ctx: &GpuNonZero, m_ctx: &GpuNonZero) {
     let mut rng = StdRng::seed_from_u64(0x5EED_0002);
-    let Some(t_ctx) = tiny() else { return };
-    let Some(m_ctx) = mid() else { return };
     // tiny: 16-element tiles; chunks of 16..256 elements by type; 3 workgroups per row.
     // mid: 256-element tiles, chunks of <= 1000 elements.
     let sizes = [
@@ -410,9 +452,16 @@ fn tile_and_chunk_boundaries() {
 
 #[test]
 fn large_inputs_all_densities() {
+    for sub in PATHS {
+        let (Some(b_ctx), Some(m_ctx)) = (big(sub), mid(sub)) else {
+            return;
+        };
+        large_on(b_ctx, m_ctx);
+    }
+}
+
+fn large_on(b_ctx: &GpuNonZero, m_ctx: &GpuNonZero) {
     let mut rng = StdRng::seed_from_u64(0x5EED_0003);
-    let Some(b_ctx) = big() else { return };
-    let Some(m_ctx) = mid() else { return };
     for (k, density) in [0.0, 0.01, 0.5, 1.0].into_iter().enumerate() {
         let t = [
             DataType::Uint8,
@@ -429,7 +478,7 @@ fn large_inputs_all_densities() {
 
 #[test]
 fn errors_are_values() {
-    let Some(ctx) = big() else { return };
+    let Some(ctx) = big(true) else { return };
     assert_eq!(
         ctx.nonzero_bytes(DataType::String, &[], &[0]),
         Err(GpuError::UnsupportedType(DataType::String))
@@ -492,7 +541,14 @@ fn errors_are_values() {
 
 #[test]
 fn device_resident_forms() {
-    let Some(ctx) = mid() else { return };
+    for sub in PATHS {
+        if let Some(ctx) = mid(sub) {
+            device_resident_on(ctx);
+        }
+    }
+}
+
+fn device_resident_on(ctx: &GpuNonZero) {
     let mut rng = StdRng::seed_from_u64(0x5EED_0004);
     let shape = [1usize, 5, 70];
     let n: usize = shape.iter().product();
@@ -545,5 +601,30 @@ fn device_resident_forms() {
             .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
             .collect();
         assert_eq!(rows, dml_from_onnx(&want, 2).coords);
+    }
+}
+
+/// Which path each context runs: subgroups exactly when asked for and the device has
+/// `Features::SUBGROUP` (which `GpuNonZero::request` asks for when the adapter has it).
+#[test]
+fn paths_follow_config_and_features() {
+    for sub in PATHS {
+        for ctx in contexts_of(sub) {
+            let has = ctx.device().features().contains(wgpu::Features::SUBGROUP);
+            assert_eq!(ctx.uses_subgroups(), sub && has, "{ctx:?}");
+        }
+    }
+    let Some(ctx) = big(true) else { return };
+    let (adapter, _, _) = nonzero_gpu::request_device(wgpu::Features::SUBGROUP).unwrap();
+    let info = adapter.get_info();
+    let has = adapter.features().contains(wgpu::Features::SUBGROUP);
+    eprintln!(
+        "adapter {:?} ({:?}, {:?}): SUBGROUP {has}, subgroup sizes {}..={}",
+        info.name, info.backend, info.device_type, info.subgroup_min_size, info.subgroup_max_size
+    );
+    assert_eq!(ctx.uses_subgroups(), has);
+    // CI runs lavapipe, which has subgroups: make sure the subgroup path is really tested there.
+    if std::env::var("CI").is_ok_and(|v| v == "true") && info.name.contains("llvmpipe") {
+        assert!(has, "lavapipe should report Features::SUBGROUP");
     }
 }
