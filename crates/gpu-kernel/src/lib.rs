@@ -32,6 +32,26 @@
 //!    and writes coordinates at `tile_offset + local_rank`, turning the flat index into
 //!    coordinates by one division per dimension (the sizes are in the parameter buffer).
 //!
+//! # Subgroup and workgroup-memory paths
+//!
+//! The per-tile count (pass 1) and the workgroup scans (passes 2 and 3) come in two versions,
+//! chosen once per context ([`GpuNonZero::uses_subgroups`]):
+//!
+//! - **Subgroup path**, when [`GpuConfig::use_subgroups`] is set (the default) and the device has
+//!   [`wgpu::Features::SUBGROUP`] ([`GpuNonZero::request`] asks for it when the adapter has it;
+//!   with [`GpuNonZero::new`] the caller opens the device, e.g. with [`request_device`]).
+//!   Pass 1 adds counts with `subgroupAdd` and one workgroup atomic per subgroup. The scans rank
+//!   in two levels: `subgroupExclusiveAdd` within a subgroup, then subgroup 0 scans the per-subgroup
+//!   sums (a workgroup array, in steps of `subgroup_size`, so any number of subgroups), two
+//!   barriers instead of `2 log2(workgroup_size)`. Nothing assumes a subgroup size: sizes from 1
+//!   up, also larger than the workgroup (one partial subgroup), are handled. The subgroup index is
+//!   `local_invocation_index / subgroup_size`; the shader checks that every lane agrees with that
+//!   layout (`lid % size == subgroup_invocation_id`, one block per subgroup) and otherwise the
+//!   whole workgroup falls back to the workgroup-memory scan, so results never depend on how a
+//!   driver lays out subgroups.
+//! - **Workgroup-memory path** otherwise: a workgroup atomic per thread with non-zeros, and a
+//!   Hillis-Steele scan in workgroup memory. `use_subgroups: false` forces it (tests run both).
+//!
 //! Inputs are bound as `array<u32>` and tested by bit patterns, never by float compares:
 //! 1-byte types are packed 4 per word, 2-byte types 2 per word (mask `0x7FFF` for f16/bf16,
 //! `0xFFFF` for integers), 4-byte types with mask `0x7FFF_FFFF` for f32, 8-byte types as word
@@ -49,7 +69,6 @@
 //!   first tile's index, so counts, offsets and coordinates stay exact across chunks.
 //!   [`GpuConfig::max_elements_per_chunk`] forces small chunks (tests use it).
 //! - The coordinates output must fit one storage binding.
-//! - Only the workgroup-memory scan is implemented (no subgroup operations).
 //! - [`GpuNonZero::chunking`] reports how a call is split.
 //! - Strings are refused with [`GpuError::UnsupportedType`].
 
