@@ -25,11 +25,14 @@
 //!
 //! 1. `count_tiles`: each workgroup counts the non-zeros of its tile (`workgroup_size * 4`
 //!    elements) and stores the count in a tile array.
-//! 2. `scan_tiles`: one workgroup loops over the tile array, replacing it with its exclusive
-//!    prefix sums (workgroup-memory Hillis-Steele scan per block of tiles), and writes the total
-//!    into the count buffer.
+//! 2. Hierarchical scan of the tile counts, in two dispatches (no workgroup waits on another):
+//!    `scan_blocks` has one workgroup per block of `workgroup_size * 4` tiles replace its counts by
+//!    their exclusive prefix sums within the block and store the block's sum; `scan_block_sums`
+//!    (one workgroup) replaces the block sums by their exclusive prefix sums and writes the total
+//!    into the count buffer. A tile's offset is its block's offset plus its offset in the block,
+//!    so the single workgroup does `1 / (workgroup_size * 4)` of the old sequential work.
 //! 3. `scatter`: each workgroup recomputes its flags, ranks them with a workgroup-local prefix sum
-//!    and writes coordinates at `tile_offset + local_rank`, turning the flat index into
+//!    and writes coordinates at `block_offset + tile_offset + local_rank`, turning the flat index into
 //!    coordinates by one division per dimension (the sizes are in the parameter buffer).
 //!
 //! # Subgroup and workgroup-memory paths
@@ -157,6 +160,7 @@ pub struct GpuOnnxOutput {
 
 struct Pipelines {
     count: wgpu::ComputePipeline,
+    blocks: wgpu::ComputePipeline,
     scan: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
 }
@@ -231,6 +235,15 @@ struct Plan {
     dims: Vec<u32>,
     chunks: Vec<Chunk>,
     total_tiles: u64,
+    /// Blocks of pass 2 (`workgroup_size * 4` tiles each).
+    blocks: u64,
+}
+
+/// Pass 2's scratch: tile counts (then offsets within their block) and block sums (then block
+/// offsets).
+struct Scratch {
+    tiles: wgpu::Buffer,
+    blocks: wgpu::Buffer,
 }
 
 /// What pass 3 writes.
@@ -281,6 +294,7 @@ impl GpuNonZero {
                 storage(2, false),
                 storage(3, false),
                 storage(4, false),
+                storage(5, false),
             ],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -378,7 +392,8 @@ impl GpuNonZero {
             };
             Pipelines {
                 count: make("count_tiles"),
-                scan: make("scan_tiles"),
+                blocks: make("scan_blocks"),
+                scan: make("scan_block_sums"),
                 scatter: make("scatter"),
             }
         })
@@ -471,6 +486,16 @@ impl GpuNonZero {
                 });
             }
         }
+        // Pass 2a dispatches one workgroup per block of tiles.
+        let blocks = tile_base.div_ceil(tile);
+        let max_y = u64::from(self.limits.max_compute_workgroups_per_dimension);
+        if blocks.div_ceil(max_dim) > max_y {
+            return Err(GpuError::TooLarge {
+                what: "tile blocks",
+                needed: blocks,
+                limit: max_dim * max_y,
+            });
+        }
         self.check_binding("tile counts", tile_base * 4)?;
         Ok(Plan {
             info,
@@ -478,6 +503,7 @@ impl GpuNonZero {
             dims,
             chunks,
             total_tiles: tile_base,
+            blocks,
         })
     }
 
@@ -495,6 +521,7 @@ impl GpuNonZero {
             .map(|c| c.tiles.div_ceil(max_dim))
             .max()
             .unwrap_or(0)
+            .max(plan.blocks.div_ceil(max_dim))
             .max(1);
         Ok(Chunking {
             chunks: plan.chunks.len(),
@@ -568,7 +595,7 @@ impl GpuNonZero {
         input: &wgpu::Buffer,
         params: &wgpu::Buffer,
         stride: u64,
-        tiles: &wgpu::Buffer,
+        tiles: &Scratch,
         count: &wgpu::Buffer,
         out: Option<(&wgpu::Buffer, u64)>,
     ) -> Vec<wgpu::BindGroup> {
@@ -603,9 +630,10 @@ impl GpuNonZero {
                     entries: &[
                         entry(0, input, offset, len),
                         entry(1, params, i as u64 * stride, PARAM_BYTES),
-                        entry(2, tiles, 0, (plan.total_tiles * 4).max(4)),
+                        entry(2, &tiles.tiles, 0, (plan.total_tiles * 4).max(4)),
                         entry(3, count, 0, 4),
                         entry(4, out_buf, 0, out_len),
+                        entry(5, &tiles.blocks, 0, (plan.blocks * 4).max(4)),
                     ],
                 })
             })
@@ -644,7 +672,15 @@ impl GpuNonZero {
         }
         drop(pass);
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("nonzero scan"),
+            label: Some("nonzero scan blocks"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&p.blocks);
+        pass.set_bind_group(0, &groups[0], &[]);
+        self.dispatch(&mut pass, plan.blocks);
+        drop(pass);
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("nonzero scan block sums"),
             timestamp_writes: None,
         });
         pass.set_pipeline(&p.scan);
@@ -667,6 +703,14 @@ impl GpuNonZero {
         for (c, g) in plan.chunks.iter().zip(groups) {
             pass.set_bind_group(0, g, &[]);
             self.dispatch(&mut pass, c.tiles);
+        }
+    }
+
+    fn scratch(&self, plan: &Plan) -> Scratch {
+        let none = wgpu::BufferUsages::empty();
+        Scratch {
+            tiles: self.storage_buffer("nonzero tiles", plan.total_tiles * 4, none),
+            blocks: self.storage_buffer("nonzero blocks", plan.blocks * 4, none),
         }
     }
 
@@ -759,11 +803,7 @@ impl GpuNonZero {
             skip: (rank - n_columns) as u32,
         };
         let (params, stride) = self.params_buffer(&plan, out);
-        let tiles = self.storage_buffer(
-            "nonzero tiles",
-            plan.total_tiles * 4,
-            wgpu::BufferUsages::empty(),
-        );
+        let tiles = self.scratch(&plan);
         let groups = self.bind_groups(&plan, input, &params, stride, &tiles, count, None);
         self.encode_count(enc, &plan, &groups);
         if coord_bytes > 0 {
@@ -820,11 +860,7 @@ impl GpuNonZero {
                 stride: plan.numel as u32,
             },
         );
-        let tiles = self.storage_buffer(
-            "nonzero tiles",
-            plan.total_tiles * 4,
-            wgpu::BufferUsages::empty(),
-        );
+        let tiles = self.scratch(&plan);
         let mut enc = self.device.create_command_encoder(&Default::default());
         let groups = self.bind_groups(&plan, input, &params, stride, &tiles, count, None);
         self.encode_count(&mut enc, &plan, &groups);
@@ -864,11 +900,7 @@ impl GpuNonZero {
         }
         // The row stride (nnz) is not known yet: passes 1 and 2 do not read it.
         let (params, stride) = self.params_buffer(&plan, Output::Onnx { stride: 0 });
-        let tiles = self.storage_buffer(
-            "nonzero tiles",
-            plan.total_tiles * 4,
-            wgpu::BufferUsages::empty(),
-        );
+        let tiles = self.scratch(&plan);
         let count = self.storage_buffer("nonzero count", 4, wgpu::BufferUsages::COPY_SRC);
         let mut enc = self.device.create_command_encoder(&Default::default());
         let groups = self.bind_groups(&plan, input, &params, stride, &tiles, &count, None);

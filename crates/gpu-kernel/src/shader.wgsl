@@ -34,6 +34,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> tiles: array<u32>;
 @group(0) @binding(3) var<storage, read_write> count: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<u32>;
+@group(0) @binding(5) var<storage, read_write> blocks: array<u32>;
 
 var<workgroup> scratch: array<u32, WG>;
 var<workgroup> total: atomic<u32>;
@@ -106,27 +107,68 @@ fn count_tiles(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     }
 }
 
-// Pass 2: exclusive scan of all tile counts, in place, by one workgroup; total into count[0].
+// Tile counts per block of pass 2: a block is TILE consecutive tiles.
+fn num_blocks() -> u32 {
+    return (p.total_tiles + TILE - 1u) / TILE;
+}
+
+// Pass 2a: workgroup `b` replaces tiles `b * TILE ..` by their exclusive prefix sums within the
+// block and stores the block's sum in `blocks[b]`.
 @compute @workgroup_size(WG)
-fn scan_tiles(ids: Ids) {
+fn scan_blocks(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               ids: Ids) {
+    let b = tile_id(wg, nwg);
+    // Uniform across the workgroup, like in `count_tiles`.
+    if (b >= num_blocks()) {
+        return;
+    }
+    let first = b * TILE + ids.lid * ITEMS;
+    var v: array<u32, ITEMS>;
+    var sum = 0u;
+    for (var i = 0u; i < ITEMS; i = i + 1u) {
+        v[i] = 0u;
+        if (first + i < p.total_tiles) {
+            v[i] = tiles[first + i];
+        }
+        sum = sum + v[i];
+    }
+    let r = scan_inclusive(ids, sum);
+    var run = r.x - sum;
+    for (var i = 0u; i < ITEMS; i = i + 1u) {
+        if (first + i < p.total_tiles) {
+            tiles[first + i] = run;
+        }
+        run = run + v[i];
+    }
+    if (ids.lid == 0u) {
+        blocks[b] = r.y;
+    }
+}
+
+// Pass 2b: one workgroup replaces the block sums by their exclusive prefix sums (TILE of them
+// per step) and writes the total into count[0]. A tile's offset is then
+// `tiles[g] + blocks[g / TILE]`.
+@compute @workgroup_size(WG)
+fn scan_block_sums(ids: Ids) {
     let lid = ids.lid;
+    let nb = num_blocks();
     var carry = 0u;
-    for (var start = 0u; start < p.total_tiles; start = start + TILE) {
+    for (var start = 0u; start < nb; start = start + TILE) {
         let first = start + lid * ITEMS;
         var v: array<u32, ITEMS>;
         var sum = 0u;
         for (var i = 0u; i < ITEMS; i = i + 1u) {
             v[i] = 0u;
-            if (first + i < p.total_tiles) {
-                v[i] = tiles[first + i];
+            if (first + i < nb) {
+                v[i] = blocks[first + i];
             }
             sum = sum + v[i];
         }
         let r = scan_inclusive(ids, sum);
         var run = carry + r.x - sum;
         for (var i = 0u; i < ITEMS; i = i + 1u) {
-            if (first + i < p.total_tiles) {
-                tiles[first + i] = run;
+            if (first + i < nb) {
+                blocks[first + i] = run;
             }
             run = run + v[i];
         }
@@ -172,7 +214,8 @@ fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     var f = flags(first);
     let c = countOneBits(f);
     let incl = scan_inclusive(ids, c).x;
-    var pos = tiles[p.tile_base + t] + incl - c;
+    let g = p.tile_base + t;
+    var pos = blocks[g / TILE] + tiles[g] + incl - c;
     for (var i = 0u; i < ITEMS; i = i + 1u) {
         if ((f & (1u << i)) != 0u) {
             write_coords(p.base + first + i, pos);
