@@ -32,7 +32,8 @@ impl Gpu {
     pub fn get() -> Result<&'static Gpu, String> {
         GPU.get_or_init(|| {
             caught("opening the GPU", || {
-                let (adapter, device, queue) = nonzero_gpu::request_device(wgpu::Features::empty())
+                let (adapter, device, queue) = // SUBGROUP when the adapter has it: the kernel's subgroup scans; otherwise the fallback.
+                nonzero_gpu::request_device(wgpu::Features::SUBGROUP)
                     .map_err(|e| e.to_string())?;
                 let info = adapter.get_info();
                 let context =
