@@ -22,8 +22,10 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = pathlib.Path(__file__).resolve().parent
 REQUIREMENTS = ROOT / "requirements/ort-1.31.txt"
-CLI = ROOT / "target/release/nonzero"
-PACK = pathlib.Path(os.environ.get("NONZERO_PACK", ROOT / "build/conformance")).resolve()
+# Case IO shared with the end-to-end suite; it imports neither onnxruntime nor nonzero_ort.
+SHARED = ROOT / "tests/python"
+sys.path.insert(0, str(SHARED))
+from onnx_cases import case_dirs, ensure_pack  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -91,18 +93,6 @@ def venv(wheel, tmp_path_factory) -> Venv:
         check=True,
     )
     return Venv(root, tmp_path_factory.mktemp("scratch"))
-
-
-def ensure_pack() -> pathlib.Path:
-    if not (PACK / "manifest.json").exists():
-        if not CLI.exists():
-            raise RuntimeError(f"{CLI} is missing: run scripts/setup first")
-        subprocess.run([str(CLI), "conformance", "--out", str(PACK)], check=True)
-    return PACK
-
-
-def case_dirs(root: pathlib.Path):
-    return sorted(p.parent for p in root.glob("*/model.onnx"))
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,8 @@ import pytest
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 README = ROOT / "python/README.md"
+# Case IO shared with the end-to-end suite (tests/python/onnx_cases.py), passed to the fresh venv.
+SHARED = ROOT / "tests/python"
 KEY = "custom_op.NonZero.device"
 
 # A NonZero model built in the environment (opset 13, float input), and what it must return.
@@ -189,12 +191,12 @@ print(json.dumps([msg, untouched]))
 
 def test_bundled_models(venv, models):
     assert len(models) >= 6, models
-    out = venv.json((HERE / "installed_cases.py").read_text(), *models)
+    out = venv.json((HERE / "installed_cases.py").read_text(), str(SHARED), *models)
     assert out["compared"] == [m.name for m in models]
     assert pathlib.Path(out["library"]).is_relative_to(venv.root), out
 
 
 def test_conformance_sample(venv, conformance_sample):
-    out = venv.json((HERE / "installed_cases.py").read_text(), *conformance_sample)
+    out = venv.json((HERE / "installed_cases.py").read_text(), str(SHARED), *conformance_sample)
     assert out["compared"] == [c.name for c in conformance_sample]
     assert out["ort"] == "1.31.1", out

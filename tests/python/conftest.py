@@ -3,41 +3,25 @@ libnonzero_ort.so, and the conformance pack written by `nonzero conformance`."""
 
 import os
 import pathlib
-import subprocess
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, numpy_helper
+from onnx import TensorProto
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from onnx_cases import ROOT, assert_exact, case_dirs, ensure_pack, load_case, run  # noqa: F401 (re-exported to the tests)
+
 LIB = pathlib.Path(os.environ.get("NONZERO_ORT_LIB", ROOT / "target/release/libnonzero_ort.so"))
-CLI = ROOT / "target/release/nonzero"
-PACK = pathlib.Path(os.environ.get("NONZERO_PACK", ROOT / "build/conformance"))
 ORT_VERSION = tuple(int(p) for p in ort.__version__.split(".")[:2])
 # Feeding bfloat16 from numpy needs OrtValue.ortvalue_from_numpy_with_onnx_type (ORT >= 1.18);
 # older hosts get their bfloat16 input from a Cast node instead (see bf16_via_cast).
 CAN_FEED_BF16 = hasattr(ort.OrtValue, "ortvalue_from_numpy_with_onnx_type")
-
-
 COMPLEX = (TensorProto.COMPLEX64, TensorProto.COMPLEX128)
 
 
 def pytest_report_header(config):
     return f"onnxruntime {ort.__version__}, library {LIB}"
-
-
-def ensure_pack() -> pathlib.Path:
-    if not (PACK / "manifest.json").exists():
-        if not CLI.exists():
-            raise RuntimeError(f"{CLI} is missing: run scripts/setup first")
-        subprocess.run([str(CLI), "conformance", "--out", str(PACK)], check=True)
-    return PACK
-
-
-def case_dirs(root: pathlib.Path):
-    return sorted(p.parent for p in root.glob("*/model.onnx"))
 
 
 def session(model, library=True, threads=None):
@@ -55,34 +39,6 @@ def session(model, library=True, threads=None):
     elif isinstance(model, pathlib.Path):
         model = str(model)
     return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-
-
-def tensor_to_numpy(t: TensorProto) -> np.ndarray:
-    """Like numpy_helper.to_array, but bfloat16 comes back as its uint16 bit patterns and strings
-    as Python str read from the raw bytes (numpy_helper drops a string's "\0")."""
-    if t.data_type == TensorProto.BFLOAT16:
-        if t.raw_data:
-            a = np.frombuffer(t.raw_data, dtype="<u2").copy()
-        else:
-            a = np.array(t.int32_data, dtype=np.uint16)
-        return a.reshape(tuple(t.dims))
-    if t.data_type == TensorProto.STRING:
-        a = np.empty(len(t.string_data), dtype=object)
-        a[:] = [s.decode("utf-8") for s in t.string_data]
-        return a.reshape(tuple(t.dims))
-    return numpy_helper.to_array(t)
-
-
-def load_case(case: pathlib.Path):
-    """(model path, [(TensorProto, ndarray)] inputs, [ndarray] expected outputs)."""
-    data = case / "test_data_set_0"
-    inputs, outputs = [], []
-    for i in range(len(list(data.glob("input_*.pb")))):
-        t = onnx.load_tensor(str(data / f"input_{i}.pb"))
-        inputs.append((t, tensor_to_numpy(t)))
-    for i in range(len(list(data.glob("output_*.pb")))):
-        outputs.append(tensor_to_numpy(onnx.load_tensor(str(data / f"output_{i}.pb"))))
-    return case / "model.onnx", inputs, outputs
 
 
 def bf16_via_cast(model_path: pathlib.Path, inputs):
@@ -111,20 +67,6 @@ def run_case_model(model_path: pathlib.Path, inputs, **session_args):
     return run(session(model_path, **session_args), inputs)
 
 
-def run(sess, inputs):
-    """Runs with numpy feeds, or OrtValues when an input is bfloat16."""
-    names = [i.name for i in sess.get_inputs()]
-    if any(t.data_type == TensorProto.BFLOAT16 for t, _ in inputs):
-        feeds = {
-            n: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(a, t.data_type)
-            if t.data_type == TensorProto.BFLOAT16
-            else ort.OrtValue.ortvalue_from_numpy(a)
-            for n, (t, a) in zip(names, inputs)
-        }
-        return [v.numpy() for v in sess.run_with_ort_values(None, feeds)]
-    return sess.run(None, {n: a for n, (_, a) in zip(names, inputs)})
-
-
 def numpy_nonzero(t: TensorProto, a: np.ndarray) -> np.ndarray:
     """numpy.nonzero as an ONNX output: [rank, nnz] int64, except a scalar gives [0, nnz]."""
     if t.data_type == TensorProto.BFLOAT16:
@@ -139,8 +81,3 @@ def numpy_nonzero(t: TensorProto, a: np.ndarray) -> np.ndarray:
         return np.zeros((0, int(bool(mask))), dtype=np.int64)
     return np.array(np.nonzero(mask), dtype=np.int64).reshape(mask.ndim, -1)
 
-
-def assert_exact(got: np.ndarray, expected: np.ndarray, what=""):
-    assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype} != {expected.dtype}"
-    assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
-    assert np.array_equal(got, expected), f"{what}: values differ"

@@ -5,12 +5,14 @@ since this directory has its own conftest)."""
 import importlib.util
 import os
 import pathlib
+import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests/python"))  # that conftest imports its sibling onnx_cases.py
 _spec = importlib.util.spec_from_file_location("nonzero_py_conftest", ROOT / "tests/python/conftest.py")
 py = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(py)

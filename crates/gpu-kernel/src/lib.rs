@@ -661,16 +661,7 @@ impl GpuNonZero {
         groups: &[wgpu::BindGroup],
     ) {
         let p = self.pipelines(plan.info.kind);
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("nonzero count"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&p.count);
-        for (c, g) in plan.chunks.iter().zip(groups) {
-            pass.set_bind_group(0, g, &[]);
-            self.dispatch(&mut pass, c.tiles);
-        }
-        drop(pass);
+        self.encode_per_chunk(enc, "nonzero count", &p.count, plan, groups);
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("nonzero scan blocks"),
             timestamp_writes: None,
@@ -695,11 +686,23 @@ impl GpuNonZero {
         groups: &[wgpu::BindGroup],
     ) {
         let p = self.pipelines(plan.info.kind);
+        self.encode_per_chunk(enc, "nonzero scatter", &p.scatter, plan, groups);
+    }
+
+    /// One compute pass running `pipeline` over every chunk's tiles, each with its bind group.
+    fn encode_per_chunk(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        label: &str,
+        pipeline: &wgpu::ComputePipeline,
+        plan: &Plan,
+        groups: &[wgpu::BindGroup],
+    ) {
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("nonzero scatter"),
+            label: Some(label),
             timestamp_writes: None,
         });
-        pass.set_pipeline(&p.scatter);
+        pass.set_pipeline(pipeline);
         for (c, g) in plan.chunks.iter().zip(groups) {
             pass.set_bind_group(0, g, &[]);
             self.dispatch(&mut pass, c.tiles);

@@ -1,0 +1,80 @@
+"""Reading and running cases in ONNX's test-case layout (model.onnx +
+test_data_set_0/{input,output}_N.pb), shared by the end-to-end suite (tests/python) and by the
+installed-package check (tests/python-package, which also runs this file's functions inside a
+fresh virtual environment). It imports no pytest and no library, and imports onnxruntime only
+when a session is run, so the package tests' driver can use it without loading onnxruntime."""
+
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import onnx
+from onnx import TensorProto, numpy_helper
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CLI = ROOT / "target/release/nonzero"
+PACK = pathlib.Path(os.environ.get("NONZERO_PACK", ROOT / "build/conformance")).resolve()
+
+
+def ensure_pack() -> pathlib.Path:
+    """The conformance pack, written by `nonzero conformance` if it is not there yet."""
+    if not (PACK / "manifest.json").exists():
+        if not CLI.exists():
+            raise RuntimeError(f"{CLI} is missing: run scripts/setup first")
+        subprocess.run([str(CLI), "conformance", "--out", str(PACK)], check=True)
+    return PACK
+
+
+def case_dirs(root: pathlib.Path):
+    return sorted(p.parent for p in root.glob("*/model.onnx"))
+
+
+def tensor_to_numpy(t: TensorProto) -> np.ndarray:
+    """Like numpy_helper.to_array, but bfloat16 comes back as its uint16 bit patterns and strings
+    as Python str read from the raw bytes (numpy_helper drops a string's "\0")."""
+    if t.data_type == TensorProto.BFLOAT16:
+        if t.raw_data:
+            a = np.frombuffer(t.raw_data, dtype="<u2").copy()
+        else:
+            a = np.array(t.int32_data, dtype=np.uint16)
+        return a.reshape(tuple(t.dims))
+    if t.data_type == TensorProto.STRING:
+        a = np.empty(len(t.string_data), dtype=object)
+        a[:] = [s.decode("utf-8") for s in t.string_data]
+        return a.reshape(tuple(t.dims))
+    return numpy_helper.to_array(t)
+
+
+def load_case(case: pathlib.Path):
+    """(model path, [(TensorProto, ndarray)] inputs, [ndarray] expected outputs)."""
+    data = case / "test_data_set_0"
+    inputs, outputs = [], []
+    for i in range(len(list(data.glob("input_*.pb")))):
+        t = onnx.load_tensor(str(data / f"input_{i}.pb"))
+        inputs.append((t, tensor_to_numpy(t)))
+    for i in range(len(list(data.glob("output_*.pb")))):
+        outputs.append(tensor_to_numpy(onnx.load_tensor(str(data / f"output_{i}.pb"))))
+    return case / "model.onnx", inputs, outputs
+
+
+def run(sess, inputs):
+    """Runs with numpy feeds, or OrtValues when an input is bfloat16."""
+    import onnxruntime as ort
+
+    names = [i.name for i in sess.get_inputs()]
+    if any(t.data_type == TensorProto.BFLOAT16 for t, _ in inputs):
+        feeds = {
+            n: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(a, t.data_type)
+            if t.data_type == TensorProto.BFLOAT16
+            else ort.OrtValue.ortvalue_from_numpy(a)
+            for n, (t, a) in zip(names, inputs)
+        }
+        return [v.numpy() for v in sess.run_with_ort_values(None, feeds)]
+    return sess.run(None, {n: a for n, (_, a) in zip(names, inputs)})
+
+
+def assert_exact(got: np.ndarray, expected: np.ndarray, what=""):
+    assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype} != {expected.dtype}"
+    assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
+    assert np.array_equal(got, expected), f"{what}: values differ"
