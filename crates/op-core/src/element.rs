@@ -50,6 +50,36 @@ const F16_MAGNITUDE: u16 = 0x7FFF;
 const F32_MAGNITUDE: u32 = 0x7FFF_FFFF;
 const F64_MAGNITUDE: u64 = 0x7FFF_FFFF_FFFF_FFFF;
 
+impl DataType {
+    /// The bits of one scalar component that make an element non-zero: an element is zero
+    /// exactly when every component ANDed with this mask is 0. Components are the element itself,
+    /// or the real and imaginary parts of a complex number (each [`DataType::component_size`]
+    /// bytes). `None` for strings, which have no fixed bit pattern.
+    ///
+    /// This is the single definition of "zero" on bit patterns: the CPU tests below and the GPU
+    /// kernel's shader parameters are both derived from it.
+    pub const fn magnitude_mask(self) -> Option<u64> {
+        Some(match self {
+            DataType::Bool | DataType::Uint8 | DataType::Int8 => 0xFF,
+            DataType::Uint16 | DataType::Int16 => 0xFFFF,
+            DataType::Float16 | DataType::Bfloat16 => F16_MAGNITUDE as u64,
+            DataType::Uint32 | DataType::Int32 => u32::MAX as u64,
+            DataType::Float32 | DataType::Complex64 => F32_MAGNITUDE as u64,
+            DataType::Uint64 | DataType::Int64 => u64::MAX,
+            DataType::Float64 | DataType::Complex128 => F64_MAGNITUDE,
+            DataType::String => return None,
+        })
+    }
+
+    /// Bytes of one scalar component (half an element for complex types); `None` for strings.
+    pub const fn component_size(self) -> Option<usize> {
+        match (self, self.size_of()) {
+            (DataType::Complex64 | DataType::Complex128, Some(size)) => Some(size / 2),
+            (_, size) => size,
+        }
+    }
+}
+
 impl Element for f16 {
     const DTYPE: DataType = DataType::Float16;
     #[inline(always)]
@@ -161,6 +191,45 @@ mod tests {
         assert!(Complex32::new(f32::NAN, 0.0).is_nonzero());
         assert!(!Complex64::new(-0.0, -0.0).is_nonzero());
         assert!(Complex64::new(0.0, f64::from_bits(1)).is_nonzero());
+    }
+
+    #[test]
+    fn magnitude_masks_agree_with_the_element_tests() {
+        assert_eq!(DataType::Float16.magnitude_mask(), Some(0x7FFF));
+        assert_eq!(DataType::Bfloat16.magnitude_mask(), Some(0x7FFF));
+        assert_eq!(
+            DataType::Float64.magnitude_mask(),
+            Some(0x7FFF_FFFF_FFFF_FFFF)
+        );
+        assert_eq!(DataType::Complex64.component_size(), Some(4));
+        assert_eq!(DataType::Complex128.component_size(), Some(8));
+        assert_eq!(DataType::String.magnitude_mask(), None);
+        // The sign bit alone is zero for floats and non-zero for integers, per the mask.
+        let zero_by_mask = |dtype: DataType, bits: u64| bits & dtype.magnitude_mask().unwrap() == 0;
+        assert_eq!(
+            zero_by_mask(DataType::Float32, 0x8000_0000),
+            !f32::from_bits(0x8000_0000).is_nonzero()
+        );
+        assert_eq!(
+            zero_by_mask(DataType::Int32, 0x8000_0000),
+            !i32::MIN.is_nonzero()
+        );
+        assert_eq!(
+            zero_by_mask(DataType::Float16, 0x8000),
+            !f16::from_bits(0x8000).is_nonzero()
+        );
+        assert_eq!(
+            zero_by_mask(DataType::Float16, 0x0001),
+            !f16::from_bits(0x0001).is_nonzero()
+        );
+        assert_eq!(
+            zero_by_mask(DataType::Float64, 1 << 63),
+            !(-0.0f64).is_nonzero()
+        );
+        assert_eq!(
+            zero_by_mask(DataType::Uint64, 1 << 63),
+            !(1u64 << 63).is_nonzero()
+        );
     }
 
     #[test]
