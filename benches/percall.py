@@ -1,0 +1,128 @@
+"""Per-call cost of one NonZero node (issue 12), through ONNX Runtime's own profiler.
+
+For each input, one process holds these sessions, all run in turn (interleaved) `--runs` times:
+  - NonZero, built-in kernel and with libnonzero_ort.so;
+  - Identity on the same input, in a built-in session and in a library session: the profiler's
+    time for a trivial node, that is the per-call floor that ORT's executor and profiler add;
+each with session.intra_op.allow_spinning on and off. The table gives the median (and interquartile
+mean, since the profiler counts whole microseconds) of the node's `kernel_time` events, and the median
+wall-clock time of `session.run` for context. The `float32 [0]` row is an empty input: there the
+kernel has nothing to do, so its time is the contender's fixed cost per call.
+
+    .venv-bench/bin/python benches/percall.py [--runs 500] [--threads 2]
+writes build/bench/percall.md and build/bench/percall.json.
+"""
+
+import argparse
+
+import numpy as np
+from onnx import TensorProto, helper
+
+import ortbench
+
+ELEM = {np.int64: TensorProto.INT64, np.bool_: TensorProto.BOOL, np.float32: TensorProto.FLOAT}
+# Shapes that real models feed NonZero: TTS token ids and masks, detection score masks (SSD's
+# 8732 anchors); then 1, 64 and 64K elements, and an empty input for the fixed cost.
+CASES = [
+    ("int64 [1, 13]", np.int64, (1, 13)),
+    ("int64 [1, 403]", np.int64, (1, 403)),
+    ("bool [1, 1, 512]", np.bool_, (1, 1, 512)),
+    ("float32 [3000]", np.float32, (3000,)),
+    ("bool [8732]", np.bool_, (8732,)),
+    ("float32 [1]", np.float32, (1,)),
+    ("float32 [64]", np.float32, (64,)),
+    ("float32 [65536]", np.float32, (65536,)),
+    ("float32 [0]", np.float32, (0,)),
+]
+
+
+def model(op, dtype, shape):
+    x = helper.make_tensor_value_info("x", ELEM[dtype], list(shape))
+    y = helper.make_tensor_value_info("y", TensorProto.INT64 if op == "NonZero" else ELEM[dtype], None)
+    graph = helper.make_graph([helper.make_node(op, ["x"], ["y"], name="node")], op.lower(), [x], [y])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+def make_input(dtype, shape, density, rng):
+    mask = rng.random(shape) < density
+    if dtype is np.bool_:
+        return mask
+    if dtype is np.int64:
+        return np.where(mask, rng.integers(1, 256, shape), 0).astype(np.int64)
+    x = np.where(mask, rng.random(shape, dtype=np.float32) + 0.5, np.float32(-0.0)).astype(np.float32)
+    return x  # -0.0 for the zeros: the zero test must treat it as zero
+
+
+def measure(name, dtype, shape, args, rng):
+    x = make_input(dtype, shape, args.density, rng)
+    prof = ortbench.profile_dir()
+    contenders = {}  # (op, who, spinning) -> session
+    for spinning in (True, False):
+        for op in ("NonZero", "Identity"):
+            for who in ("builtin", "library"):
+                contenders[(op, who, spinning)] = ortbench.session(
+                    model(op, dtype, shape), args.threads, who == "library", spinning, prof)
+    ref = contenders[("NonZero", "builtin", True)].run(None, {"x": x})[0]
+    got = contenders[("NonZero", "library", True)].run(None, {"x": x})[0]
+    if x.size:
+        assert np.array_equal(ref, got), f"{name}: library and built-in differ"
+    runners = {k: (lambda s=s: s.run(None, {"x": x})) for k, s in contenders.items()}
+    wall = ortbench.interleaved(runners, args.runs, warmup=args.warmup)
+    row = {"case": name, "dtype": np.dtype(dtype).name, "shape": list(shape), "elements": int(x.size),
+           "nnz": int(np.count_nonzero(x)), "kernel_us": {}, "kernel_us_iqm": {}, "run_us": {}}
+    for key, sess in contenders.items():
+        events = ortbench.kernel_times(ortbench.profile_events(sess), node_name="node")
+        durs = [e["dur"] for e in events][-args.runs:]  # the timed runs, not the check or warm-up
+        assert len(events) >= args.runs + args.warmup, f"{name} {key}: {len(events)} profiler events"
+        label = f"{key[0]} {key[1]} spin={'on' if key[2] else 'off'}"
+        row["kernel_us"][label] = ortbench.median(durs)
+        row["kernel_us_iqm"][label] = ortbench.iqm(durs)
+        row["run_us"][label] = ortbench.median(wall[key]) * 1e6
+    ortbench.remove_dir(prof)
+    return row
+
+
+def table(rows, spin):
+    def k(op, who):
+        return f"{op} {who} spin={spin}"
+
+    def cell(r, op, who):
+        return f"{r['kernel_us'][k(op, who)]:.0f} ({r['kernel_us_iqm'][k(op, who)]:.1f})"
+
+    lines = [
+        f"allow_spinning {spin}: kernel time in us, median (interquartile mean) of the profiler's per-node kernel_time",
+        "",
+        "| input | built-in | library | library / built-in | Identity, built-in session | Identity, library session "
+        "| run() built-in us | run() library us |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        b, lib = r["kernel_us_iqm"][k("NonZero", "builtin")], r["kernel_us_iqm"][k("NonZero", "library")]
+        lines.append(
+            f"| {r['case']} | {cell(r, 'NonZero', 'builtin')} | {cell(r, 'NonZero', 'library')} | "
+            f"{lib / b if b else float('nan'):.2f} | {cell(r, 'Identity', 'builtin')} | {cell(r, 'Identity', 'library')} | "
+            f"{r['run_us'][k('NonZero', 'builtin')]:.1f} | {r['run_us'][k('NonZero', 'library')]:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=500)
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--density", type=float, default=0.5, help="share of non-zero elements")
+    ap.add_argument("--out", default=ortbench.BUILD)
+    args = ap.parse_args()
+    rng = np.random.default_rng(12)
+    rows = [measure(name, dtype, shape, args, rng) for name, dtype, shape in CASES]
+    md = (ortbench.header(f"intra_op_num_threads={args.threads}, {args.runs} interleaved runs per session, "
+                          f"{args.density:.0%} non-zeros, library {ortbench.LIB}") + "\n\n"
+          + table(rows, "on") + "\n" + table(rows, "off"))
+    ortbench.write_outputs("percall", md, {"threads": args.threads, "runs": args.runs, "density": args.density,
+                                           "onnxruntime": ortbench.ort.__version__, "rows": rows}, args.out)
+
+
+if __name__ == "__main__":
+    main()
