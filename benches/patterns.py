@@ -353,7 +353,7 @@ def time_rewriter(args, work):
 def exported_rows(args, work, rng):
     """Models under models/exported/ (real PyTorch exports, when the branch that adds them is
     merged): each is run built-in / library / rewritten on inputs made from its signature."""
-    folder = os.path.join(ortbench.ROOT, "models", "exported")
+    folder = args.exported_dir
     if not os.path.isdir(folder):
         return [], ""
     rows = []
@@ -465,6 +465,8 @@ def main():
     ap.add_argument("--no-large", action="store_true", help="skip the 16M-element cases")
     ap.add_argument("--rewriter-weights-mb", type=int, default=256)
     ap.add_argument("--rewriter-repeats", type=int, default=3)
+    ap.add_argument("--exported-dir", default=os.path.join(ortbench.ROOT, "models", "exported"),
+                    help="real exported models to time too (skipped when the folder does not exist)")
     ap.add_argument("--exported-size", type=int, default=4096, help="size given to symbolic dims of exported models")
     ap.add_argument("--write-docs", action="store_true", help="also write docs/performance-patterns.{md,png}")
     ap.add_argument("--out", default=ortbench.BUILD)
@@ -494,7 +496,7 @@ def main():
                           f"rewriter {'`nonzero optimize`' if args.rewrite_available else 'not available in this build'}"),
           "", tables(rows, args.rewrite_available)]
     if exported_md:
-        md += ["Exported models under models/exported/ (symbolic dims set to "
+        md += [f"Exported models under {os.path.relpath(args.exported_dir, ortbench.ROOT)}/ (symbolic dims set to "
                f"{args.exported_size}, random inputs):", "", exported_md]
     md += ["The rewriter on large models:", "", rewriter_md]
     text = "\n".join(md)
