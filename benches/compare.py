@@ -3,7 +3,7 @@ kernel and with libnonzero_ort.so, in one process, interleaved, medians. numpy.n
 bandwidth floor (copy the input into a preallocated buffer + write the output's bytes once) are
 timed in the same loop. Absolute times drift on shared machines; the ratios are the result.
 
-    scripts/bench                      # writes docs/performance-table.md and docs/performance.png
+    scripts/bench [compare] [--threads N] [--quick]   # writes docs/performance-table.md, .json, .png
 """
 
 import argparse

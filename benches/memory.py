@@ -4,7 +4,7 @@ resident set) after the run minus the resident set before it (the peak is reset 
 session already created. The output alone is rank * nnz * 8 bytes; anything above that is
 scratch. Prints a Markdown table.
 
-    .venv/bin/python benches/memory.py
+    scripts/bench memory               (or: .venv-bench/bin/python benches/memory.py)
 """
 
 import os
