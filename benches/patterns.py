@@ -286,7 +286,8 @@ def detection_like(chains, weights_mb, path):
     inits = [numpy_helper.from_array(rng.random((1024, k), dtype=np.float32), "weights"),
              numpy_helper.from_array(np.array(THRESHOLD, np.float32), "threshold"),
              numpy_helper.from_array(np.array([1], np.int64), "one")]
-    nodes = [helper.make_node("MatMul", ["features", "weights"], ["logits"], name="/head/MatMul")]
+    nodes = [helper.make_node("MatMul", ["features", "weights"], ["logits"], name="/head/MatMul"),
+             helper.make_node("Reshape", ["logits", "minus_one"], ["flat"], name="/Reshape_flat")]
     outputs = []
     for i in range(chains):
         p = f"/postprocess.{i}/"
@@ -297,11 +298,11 @@ def detection_like(chains, weights_mb, path):
                   helper.make_node("Squeeze", [p + "Split_output_0", "one"], [p + "Squeeze_output_0"], name=p + "Squeeze"),
                   helper.make_node("Gather", ["flat", p + "Squeeze_output_0"], [p + "out"], name=p + "Gather", axis=0)]
         outputs.append(vi(p + "out", F, ["nnz"]))
-    nodes += [helper.make_node("Reshape", ["logits", "minus_one"], ["flat"], name="/Reshape_flat")]
     inits.append(numpy_helper.from_array(np.array([-1], np.int64), "minus_one"))
     graph = helper.make_graph(nodes, "detection_like", [vi("features", F, [1, 1024])], outputs, initializer=inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
     onnx.save(m, path)
 
 
