@@ -9,8 +9,8 @@ interleaved, medians:
   - floor:     copy of X + one read of the mask + one write of Y, into preallocated buffers (numpy).
 Every contender's output is checked against numpy's before timing.
 
-The models are built node for node as the TorchScript exporter (opset 17) writes them (see issue 10
-and DESIGN.md):
+The models are built node for node as the TorchScript exporter (opset 17) writes them, with
+symbolic dims and Constant nodes (checked against the real exports in models/exported/*_ts17.onnx):
   torch.nonzero(x)            NonZero(x) -> Transpose(perm=[1,0])
   x[mask]                     NonZero(mask) -> Transpose -> GatherND(x, ., batch_dims=0)
   boxes[scores > t]           Greater(scores, t) -> NonZero -> Transpose -> GatherND(boxes, .)
@@ -75,7 +75,7 @@ def nonzero_transpose(mask_name, prefix="/"):
 def p_nonzero(n, rng):
     shape = [4096, 4096] if n == 4096 * 4096 else [n // 64, 64]
     x = np.where(rng.random(shape) < 0.5, rng.random(shape, dtype=np.float32) + 0.5, np.float32(-0.0)).astype(np.float32)
-    m = make_model(nonzero_transpose("x"), [vi("x", F, shape)], [vi("/Transpose_output_0", I64, ["nnz", len(shape)])])
+    m = make_model(nonzero_transpose("x"), [vi("x", F, ["N", "M"])], [vi("/Transpose_output_0", I64, ["nnz", 2])])
     xbuf, ybuf = np.empty_like(x), np.empty((int(np.count_nonzero(x)), len(shape)), np.int64)
 
     def floor():
@@ -89,8 +89,8 @@ def p_index_mask(n, rng):
     x = rng.random(shape, dtype=np.float32)
     mask = rng.random(shape) < 0.5
     nodes = nonzero_transpose("mask") + [
-        helper.make_node("GatherND", ["x", "/Transpose_output_0"], ["/GatherND_output_0"], name="/GatherND", batch_dims=0)]
-    m = make_model(nodes, [vi("x", F, shape), vi("mask", B, shape)], [vi("/GatherND_output_0", F, ["nnz"])])
+        helper.make_node("GatherND", ["x", "/Transpose_output_0"], ["/GatherND_output_0"], name="/GatherND")]
+    m = make_model(nodes, [vi("x", F, ["N", "M"]), vi("mask", B, ["N", "M"])], [vi("/GatherND_output_0", F, ["nnz"])])
     compress = make_model([helper.make_node("Compress", ["x", "mask"], ["y"])],
                           [vi("x", F, [x.size]), vi("mask", B, [x.size])], [vi("y", F, ["nnz"])])
     return dict(model=m, feeds={"x": x, "mask": mask}, numpy=lambda: x[mask],
@@ -102,13 +102,12 @@ def p_boxes(n, rng):
     count = n  # one score per box
     scores = rng.random(count, dtype=np.float32)
     boxes = rng.random((count, 4), dtype=np.float32)
-    t = numpy_helper.from_array(np.array(THRESHOLD, np.float32), "/Constant_output_0")
-    nodes = [helper.make_node("Greater", ["scores", "/Constant_output_0"], ["/Greater_output_0"], name="/Greater")]
+    nodes = [constant("/Constant", np.array(THRESHOLD, np.float32)),
+             helper.make_node("Greater", ["scores", "/Constant_output_0"], ["/Greater_output_0"], name="/Greater")]
     nodes += nonzero_transpose("/Greater_output_0")
     nodes.append(helper.make_node("GatherND", ["boxes", "/Transpose_output_0"], ["/GatherND_output_0"],
-                                  name="/GatherND", batch_dims=0))
-    m = make_model(nodes, [vi("scores", F, [count]), vi("boxes", F, [count, 4])],
-                   [vi("/GatherND_output_0", F, ["nnz", 4])], [t])
+                                  name="/GatherND"))
+    m = make_model(nodes, [vi("scores", F, ["N"]), vi("boxes", F, ["N", 4])], [vi("/GatherND_output_0", F, ["nnz", 4])])
     compress = make_model(
         [helper.make_node("Greater", ["scores", "t"], ["m"]), helper.make_node("Compress", ["boxes", "m"], ["y"], axis=0)],
         [vi("scores", F, [count]), vi("boxes", F, [count, 4])], [vi("y", F, ["nnz", 4])],
@@ -132,8 +131,8 @@ def p_masked_select(n, rng):
              helper.make_node("Expand", ["mask", "/Shape_output_0"], ["/Expand_output_0"], name="/Expand")]
     nodes += nonzero_transpose("/Expand_output_0")
     nodes.append(helper.make_node("GatherND", ["x", "/Transpose_output_0"], ["/GatherND_output_0"],
-                                  name="/GatherND", batch_dims=0))
-    m = make_model(nodes, [vi("x", F, shape), vi("mask", B, [shape[-1]])], [vi("/GatherND_output_0", F, ["nnz"])])
+                                  name="/GatherND"))
+    m = make_model(nodes, [vi("x", F, ["N", "M"]), vi("mask", B, ["M"])], [vi("/GatherND_output_0", F, ["nnz"])])
     minus_one = numpy_helper.from_array(np.array([-1], np.int64), "minus_one")
     compress = make_model(
         [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Expand", ["mask", "s"], ["mb"]),
@@ -149,19 +148,24 @@ def p_as_tuple(n, rng):
     count = n
     mask = rng.random(count) < 0.5
     data = rng.random((count, 4), dtype=np.float32)
-    inits = [numpy_helper.from_array(np.array([1], np.int64), "/Constant_output_0"),
-             numpy_helper.from_array(np.array([1], np.int64), "/Constant_1_output_0")]
     nodes = nonzero_transpose("mask") + [
+        constant("/Constant", np.array([1], np.int64)),
         helper.make_node("Split", ["/Transpose_output_0", "/Constant_output_0"], ["/Split_output_0"], name="/Split", axis=1),
+        constant("/Constant_1", np.array([1], np.int64)),
         helper.make_node("Squeeze", ["/Split_output_0", "/Constant_1_output_0"], ["/Squeeze_output_0"], name="/Squeeze"),
         helper.make_node("Gather", ["data", "/Squeeze_output_0"], ["/Gather_output_0"], name="/Gather", axis=0)]
-    m = make_model(nodes, [vi("mask", B, [count]), vi("data", F, [count, 4])], [vi("/Gather_output_0", F, ["nnz", 4])],
-                   inits)
+    m = make_model(nodes, [vi("mask", B, ["N"]), vi("data", F, ["N", 4])], [vi("/Gather_output_0", F, ["nnz", 4])])
     compress = make_model([helper.make_node("Compress", ["data", "mask"], ["y"], axis=0)],
                           [vi("data", F, [count, 4]), vi("mask", B, [count])], [vi("y", F, ["nnz", 4])])
     return dict(model=m, feeds={"mask": mask, "data": data}, numpy=lambda: data[mask],
                 compress=(compress, {"data": data, "mask": mask}),
                 floor=mask_floor(data, mask, int(np.count_nonzero(mask)) * 4, data.dtype))
+
+
+def constant(name, value):
+    """A Constant node, as the TorchScript exporter writes scalars, split sizes and axes."""
+    return helper.make_node("Constant", [], [name + "_output_0"], name=name,
+                            value=numpy_helper.from_array(value, name + "_output_0"))
 
 
 def mask_floor(x, mask, out_elems, dtype):
@@ -313,29 +317,36 @@ def size_name(n):
     return f"{n // 1024}K" if n % 1024 == 0 else str(n)
 
 
-def detection_like(chains, weights_mb, path):
-    """A large model for timing the rewriter: `chains` detection post-processing chains in the
-    TorchScript form (Greater -> NonZero -> Transpose -> Split -> Squeeze -> Gather, as
-    torchvision's SSDlite has 180 of), behind a MatMul whose weights weigh `weights_mb` MB."""
+def detection_like(chains, weights_mb, path, anchors=8732):
+    """A large model for timing the rewriter: `chains` per-class post-processing chains as the
+    TorchScript exporter writes torchvision's (Gather(scores, c, axis=1) -> Greater -> NonZero ->
+    Transpose -> Split -> Squeeze -> Gather(boxes, axis=0); SSDlite has 180 NonZero), beside a
+    MatMul head whose weights weigh `weights_mb` MB so that parsing and writing count too."""
     rng = np.random.default_rng(3)
     k = max(1, int(weights_mb * (1 << 20) / 4 / 1024))
-    inits = [numpy_helper.from_array(rng.random((1024, k), dtype=np.float32), "weights"),
-             numpy_helper.from_array(np.array(THRESHOLD, np.float32), "threshold"),
-             numpy_helper.from_array(np.array([1], np.int64), "one")]
-    nodes = [helper.make_node("MatMul", ["features", "weights"], ["logits"], name="/head/MatMul"),
-             helper.make_node("Reshape", ["logits", "minus_one"], ["flat"], name="/Reshape_flat")]
-    outputs = []
-    for i in range(chains):
-        p = f"/postprocess.{i}/"
-        nodes += [helper.make_node("Greater", ["logits", "threshold"], [p + "Greater_output_0"], name=p + "Greater"),
-                  helper.make_node("Reshape", [p + "Greater_output_0", "minus_one"], [p + "mask"], name=p + "Reshape")]
-        nodes += nonzero_transpose(p + "mask", p)
-        nodes += [helper.make_node("Split", [p + "Transpose_output_0", "one"], [p + "Split_output_0"], name=p + "Split", axis=1),
-                  helper.make_node("Squeeze", [p + "Split_output_0", "one"], [p + "Squeeze_output_0"], name=p + "Squeeze"),
-                  helper.make_node("Gather", ["flat", p + "Squeeze_output_0"], [p + "out"], name=p + "Gather", axis=0)]
-        outputs.append(vi(p + "out", F, ["nnz"]))
-    inits.append(numpy_helper.from_array(np.array([-1], np.int64), "minus_one"))
-    graph = helper.make_graph(nodes, "detection_like", [vi("features", F, [1, 1024])], outputs, initializer=inits)
+    inits = [numpy_helper.from_array(rng.random((1024, k), dtype=np.float32), "head.weight")]
+    nodes = [helper.make_node("MatMul", ["features", "head.weight"], ["head"], name="/head/MatMul"),
+             constant("/Constant_threshold", np.array(THRESHOLD, np.float32)),
+             constant("/Constant_one", np.array([1], np.int64))]
+    outputs = [vi("head", F, [1, k])]
+    for c in range(chains):
+        p = f"/postprocess.{c}/"
+        nodes += [constant(p + "Constant", np.array(c, np.int64)),
+                  helper.make_node("Gather", ["scores", p + "Constant_output_0"], [p + "Gather_output_0"],
+                                   name=p + "Gather", axis=1),
+                  helper.make_node("Greater", [p + "Gather_output_0", "/Constant_threshold_output_0"],
+                                   [p + "Greater_output_0"], name=p + "Greater")]
+        nodes += nonzero_transpose(p + "Greater_output_0", p)
+        nodes += [helper.make_node("Split", [p + "Transpose_output_0", "/Constant_one_output_0"], [p + "Split_output_0"],
+                                   name=p + "Split", axis=1),
+                  helper.make_node("Squeeze", [p + "Split_output_0", "/Constant_one_output_0"], [p + "Squeeze_output_0"],
+                                   name=p + "Squeeze"),
+                  helper.make_node("Gather", ["boxes", p + "Squeeze_output_0"], [p + "boxes"], name=p + "Gather_1", axis=0)]
+        outputs.append(vi(p + "boxes", F, ["nnz", 4]))
+    graph = helper.make_graph(
+        nodes, "detection_like",
+        [vi("features", F, [1, 1024]), vi("boxes", F, [anchors, 4]), vi("scores", F, [anchors, chains])],
+        outputs, initializer=inits)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     m.ir_version = 8
     onnx.checker.check_model(m, full_check=True)
@@ -375,7 +386,8 @@ def time_rewriter(args, work):
                     stdout = ortbench.optimize(path, dst)
                     walls.append(time.perf_counter() - t)
                 row["wall_ms"] = ortbench.median(walls) * 1e3
-                row["summary"] = stdout.strip().splitlines()[-1:] if stdout.strip() else []
+                row["summary"] = [line for line in stdout.strip().splitlines() if " rewrite" in line and ":" in line
+                              and line.split()[0].isdigit()][-1:]
                 row["rewrite_lines"] = len(stdout.strip().splitlines())
             except RuntimeError as e:
                 row["summary"] = [f"failed: {e}"]
@@ -403,7 +415,7 @@ def exported_rows(args, work, rng):
     for name in sorted(f for f in os.listdir(folder) if f.endswith(".onnx")):
         path = os.path.join(folder, name)
         try:
-            feeds = signature_feeds(path, args.exported_size, rng)
+            feeds = signature_feeds(path, args.exported_elements, rng)
         except ValueError as e:
             rows.append({"model": name, "skipped": str(e)})
             continue
@@ -433,14 +445,21 @@ def exported_rows(args, work, rng):
     return rows, "\n".join(lines) + "\n"
 
 
-def signature_feeds(path, size, rng):
-    """Random inputs for a model: symbolic dims become `size`; bool inputs get a 50% mask."""
+def signature_feeds(path, max_elements, rng):
+    """Random inputs for a model: every symbolic dim gets one size, the largest power of two that
+    keeps each input within `max_elements`; bool inputs get a 50% mask."""
     m = onnx.load(path, load_external_data=False)
     inits = {t.name for t in m.graph.initializer}
+    inputs = [i for i in m.graph.input if i.name not in inits]
+    size = 1 << 20
+    for i in inputs:
+        dims = i.type.tensor_type.shape.dim
+        static = int(np.prod([d.dim_value for d in dims if d.HasField("dim_value")] or [1]))
+        symbolic = sum(not d.HasField("dim_value") for d in dims)
+        while symbolic and size > 1 and static * size ** symbolic > max_elements:
+            size //= 2
     feeds = {}
-    for i in m.graph.input:
-        if i.name in inits:
-            continue
+    for i in inputs:
         t = i.type.tensor_type
         shape = [d.dim_value if d.HasField("dim_value") else size for d in t.shape.dim]
         dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
@@ -510,7 +529,8 @@ def main():
     ap.add_argument("--rewriter-repeats", type=int, default=3)
     ap.add_argument("--exported-dir", default=os.path.join(ortbench.ROOT, "models", "exported"),
                     help="real exported models to time too (skipped when the folder does not exist)")
-    ap.add_argument("--exported-size", type=int, default=4096, help="size given to symbolic dims of exported models")
+    ap.add_argument("--exported-elements", type=int, default=65536,
+                    help="symbolic dims of exported models are sized so that no input exceeds this many elements")
     ap.add_argument("--write-docs", action="store_true", help="also write docs/performance-patterns.{md,png}")
     ap.add_argument("--out", default=ortbench.BUILD)
     args = ap.parse_args()
@@ -539,8 +559,8 @@ def main():
                           f"rewriter {'`nonzero optimize`' if args.rewrite_available else 'not available in this build'}"),
           "", tables(rows, args.rewrite_available), "", targets(rows)]
     if exported_md:
-        md += [f"Exported models under {os.path.relpath(args.exported_dir, ortbench.ROOT)}/ (symbolic dims set to "
-               f"{args.exported_size}, random inputs):", "", exported_md]
+        md += [f"Exported models under {os.path.relpath(args.exported_dir, ortbench.ROOT)}/ (random inputs, symbolic dims "
+               f"sized so that no input exceeds {args.exported_elements} elements):", "", exported_md]
     md += ["The rewriter on large models:", "", rewriter_md]
     text = "\n".join(md)
     data = {"threads": args.threads, "onnxruntime": ortbench.ort.__version__, "rewrite_available": args.rewrite_available,
