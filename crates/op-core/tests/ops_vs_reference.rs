@@ -218,3 +218,15 @@ fn large_inputs_run_in_parallel_chunks_and_match() {
     assert_eq!(count[0], expected_count);
     assert!(coords == expected, "coordinates differ from the reference");
 }
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn instruction_set_in_use() {
+    let set = nonzero_core::instruction_set();
+    eprintln!("kernel loops use: {set}");
+    match std::env::var("NONZERO_SIMD").as_deref() {
+        Ok("baseline") => assert!(set.starts_with("x86-64 baseline"), "{set}"),
+        Ok("avx2") if std::is_x86_feature_detected!("avx2") => assert_eq!(set, "AVX2"),
+        _ => {}
+    }
+}

@@ -3,6 +3,9 @@
 
 /// Mask entries per group: one 64-byte cache line of the mask.
 const GROUP: usize = 64;
+/// Groups with at most this many true entries visit only those (sparse masks); denser ones take
+/// the branch-free loop.
+const SPARSE: usize = 8;
 
 /// Copies the slices of `x` (each `slice_bytes` bytes) whose `mask` entry is true into `out`, in
 /// order. `out` holds exactly as many slices as `mask` has true entries.
@@ -31,8 +34,9 @@ fn population(group: &[bool]) -> usize {
     in_words + tail.iter().map(|&b| b as usize).sum::<usize>()
 }
 
-/// Stream compaction of `N`-byte elements, a group of 64 at a time. Empty groups are skipped and
-/// full groups copied whole (the common cases of sparse and dense masks). A mixed group stores
+/// Stream compaction of `N`-byte elements, a group of 64 at a time. Empty groups are skipped,
+/// full groups copied whole, and groups with few true entries visit only those (the common cases
+/// of sparse and dense masks). Any other group stores
 /// every element unconditionally at the cursor and advances the cursor by its mask entry: no
 /// data-dependent branch, so any density runs at the same speed. The unconditional stores need
 /// 64 free slots; the chunk's last groups, where fewer remain, take the branching loop.
@@ -40,13 +44,18 @@ fn compact<const N: usize>(mask: &[bool], x: &[u8], out: &mut [u8]) {
     let (x, _) = x.as_chunks::<N>();
     let (out, _) = out.as_chunks_mut::<N>();
     let mut k = 0;
-    for (m, xs) in mask.chunks(GROUP).zip(x.chunks(GROUP)) {
+    for (g, (m, xs)) in mask.chunks(GROUP).zip(x.chunks(GROUP)).enumerate() {
         let set = population(m);
         if set == 0 {
             continue;
         }
+        if set <= SPARSE {
+            prefetch_ahead(x, g);
+        }
         if set == m.len() {
             out[k..k + set].copy_from_slice(xs);
+        } else if set <= SPARSE {
+            copy_set_entries(m, xs, &mut out[k..k + set]);
         } else if let Some(window) = out.get_mut(k..k + GROUP) {
             let window: &mut [[u8; N]; GROUP] = window.try_into().expect("GROUP slots");
             let mut j = 0;
@@ -68,6 +77,52 @@ fn compact<const N: usize>(mask: &[bool], x: &[u8], out: &mut [u8]) {
         k += set;
     }
     debug_assert_eq!(k, out.len());
+}
+
+/// Groups ahead whose X a sparse group asks the memory system for.
+const PREFETCH_GROUPS: usize = 8;
+
+/// Sparse masks touch X's cache lines too far apart for the hardware prefetcher, so every touch
+/// waits for memory; asking for a later group's lines now overlaps those waits.
+#[inline(always)]
+fn prefetch_ahead<const N: usize>(x: &[[u8; N]], group: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let ahead = &x[((group + PREFETCH_GROUPS) * GROUP).min(x.len())..];
+        let bytes: &[u8] = ahead[..ahead.len().min(GROUP)].as_flattened();
+        for line in bytes.chunks(64) {
+            // SAFETY: prefetching has no architectural effect; the pointer is inside `x`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (x, group);
+}
+
+/// Copies the elements of a group whose mask entry is true by visiting only those entries: each
+/// 8-entry word holds one bit per true entry (bools are bytes 0 or 1), found by counting
+/// trailing zeros.
+#[inline(always)]
+fn copy_set_entries<T: Copy>(group: &[bool], xs: &[T], out: &mut [T]) {
+    let bytes: &[u8] = bytemuck::cast_slice(group);
+    let (words, tail) = bytes.as_chunks::<8>();
+    let mut k = 0;
+    for (w, word) in words.iter().enumerate() {
+        let mut bits = u64::from_le_bytes(*word);
+        while bits != 0 {
+            out[k] = xs[8 * w + (bits.trailing_zeros() / 8) as usize];
+            k += 1;
+            bits &= bits - 1;
+        }
+    }
+    let tail_start = 8 * words.len();
+    for (j, &keep) in tail.iter().enumerate() {
+        if keep != 0 {
+            out[k] = xs[tail_start + j];
+            k += 1;
+        }
+    }
 }
 
 /// Copies each run of consecutive selected slices with one `copy_from_slice`.
