@@ -479,10 +479,10 @@ fn large_on(b_ctx: &GpuNonZero, m_ctx: &GpuNonZero) {
 #[test]
 fn errors_are_values() {
     let Some(ctx) = big(true) else { return };
-    assert_eq!(
+    assert!(matches!(
         ctx.nonzero_bytes(DataType::String, &[], &[0]),
         Err(GpuError::UnsupportedType(DataType::String))
-    );
+    ));
     assert!(matches!(
         ctx.nonzero(&[1u8; 3], &[2, 2]),
         Err(GpuError::ShapeMismatch {
