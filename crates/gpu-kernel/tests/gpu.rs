@@ -628,3 +628,30 @@ fn paths_follow_config_and_features() {
         assert!(has, "lavapipe should report Features::SUBGROUP");
     }
 }
+
+/// The test contexts really take the chunked and 2-D dispatch paths (the planner's arithmetic is
+/// unit-tested in src/plan_tests.rs; this ties it to the device's real limits).
+#[test]
+fn tiny_and_mid_contexts_chunk_and_dispatch_in_2d() {
+    for sub in PATHS {
+        let (Some(t_ctx), Some(m_ctx), Some(b_ctx)) = (tiny(sub), mid(sub), big(sub)) else {
+            return;
+        };
+        let align = u64::from(t_ctx.device().limits().min_storage_buffer_offset_alignment).max(4);
+        // tiny: 16-element tiles; a chunk is the smallest whole number of tiles whose bytes are
+        // aligned, so 1000 bytes take 1000 / unit chunks, and 3 workgroups per row need rows.
+        let unit = (1..).map(|k| 16 * k).find(|e| e % align == 0).unwrap();
+        let c = t_ctx.chunking(DataType::Uint8, &[1000]).unwrap();
+        assert_eq!(c.chunks as u64, 1000u64.div_ceil(unit));
+        assert_eq!(c.tiles, 63);
+        assert!(c.max_dispatch_rows > 1, "{c:?}");
+        // mid: 256-element tiles, chunks of 3 tiles (768 elements), one row.
+        let c = m_ctx.chunking(DataType::Float32, &[4097]).unwrap();
+        assert_eq!((c.chunks, c.tiles, c.max_dispatch_rows), (6, 17, 1));
+        // big: the large test inputs fit one binding.
+        let c = b_ctx.chunking(DataType::Float64, &[300_000]).unwrap();
+        assert_eq!((c.chunks, c.tiles, c.max_dispatch_rows), (1, 293, 1));
+        let e = t_ctx.chunking(DataType::Uint8, &[]).unwrap();
+        assert_eq!((e.chunks, e.tiles, e.max_dispatch_rows), (1, 1, 1));
+    }
+}
