@@ -1,4 +1,8 @@
 //! Element kinds: how the shader reads one element from `array<u32>` and tests it for zero.
+//!
+//! Which bits make an element non-zero is not written here: the masks come from
+//! [`DataType::magnitude_mask`], op-core's single definition, split into the (low, high) words
+//! the shader reads.
 
 use crate::GpuError;
 use nonzero_core::DataType;
@@ -46,17 +50,44 @@ impl ElementKind {
         }
     }
 
-    pub(crate) fn load_body(self) -> &'static str {
+    /// The WGSL function `is_nz(e: u32) -> bool`: element `e` of `input` is non-zero under the
+    /// masks `p.mask_lo` / `p.mask_hi` of the parameters ([`TypeInfo`]).
+    pub(crate) fn is_nz_wgsl(self) -> &'static str {
         match self {
-            ElementKind::Byte => "    let w = input[e >> 2u];\n    return ((w >> ((e & 3u) * 8u)) & 0xFFu) != 0u;",
-            ElementKind::Half => {
-                "    let w = input[e >> 1u];\n    return ((w >> ((e & 1u) * 16u)) & p.mask_lo) != 0u;"
+            ElementKind::Byte => {
+                "fn is_nz(e: u32) -> bool {
+    let w = input[e >> 2u];
+    return ((w >> ((e & 3u) * 8u)) & p.mask_lo) != 0u;
+}"
             }
-            ElementKind::Word => "    return (input[e] & p.mask_lo) != 0u;",
-            ElementKind::Double => "    return (input[2u * e] | (input[2u * e + 1u] & p.mask_hi)) != 0u;",
-            ElementKind::Complex64 => "    return ((input[2u * e] | input[2u * e + 1u]) & 0x7FFFFFFFu) != 0u;",
+            ElementKind::Half => {
+                "fn is_nz(e: u32) -> bool {
+    let w = input[e >> 1u];
+    return ((w >> ((e & 1u) * 16u)) & p.mask_lo) != 0u;
+}"
+            }
+            ElementKind::Word => {
+                "fn is_nz(e: u32) -> bool {
+    return (input[e] & p.mask_lo) != 0u;
+}"
+            }
+            ElementKind::Double => {
+                "fn is_nz(e: u32) -> bool {
+    return ((input[2u * e] & p.mask_lo) | (input[2u * e + 1u] & p.mask_hi)) != 0u;
+}"
+            }
+            // Two 4-byte components, each under the component mask.
+            ElementKind::Complex64 => {
+                "fn is_nz(e: u32) -> bool {
+    return ((input[2u * e] | input[2u * e + 1u]) & p.mask_lo) != 0u;
+}"
+            }
+            // Two 8-byte components: words (lo, hi, lo, hi).
             ElementKind::Complex128 => {
-                "    let b = 4u * e;\n    return ((input[b] | input[b + 2u]) | ((input[b + 1u] | input[b + 3u]) & 0x7FFFFFFFu)) != 0u;"
+                "fn is_nz(e: u32) -> bool {
+    let b = 4u * e;
+    return (((input[b] | input[b + 2u]) & p.mask_lo) | ((input[b + 1u] | input[b + 3u]) & p.mask_hi)) != 0u;
+}"
             }
         }
     }
@@ -71,21 +102,69 @@ pub(crate) struct TypeInfo {
 }
 
 pub(crate) fn type_info(dtype: DataType) -> Result<TypeInfo, GpuError> {
-    let (kind, mask_lo, mask_hi) = match dtype {
-        DataType::Bool | DataType::Uint8 | DataType::Int8 => (ElementKind::Byte, 0xFF, 0),
-        DataType::Uint16 | DataType::Int16 => (ElementKind::Half, 0xFFFF, 0),
-        DataType::Float16 | DataType::Bfloat16 => (ElementKind::Half, 0x7FFF, 0),
-        DataType::Uint32 | DataType::Int32 => (ElementKind::Word, u32::MAX, 0),
-        DataType::Float32 => (ElementKind::Word, 0x7FFF_FFFF, 0),
-        DataType::Uint64 | DataType::Int64 => (ElementKind::Double, u32::MAX, u32::MAX),
-        DataType::Float64 => (ElementKind::Double, u32::MAX, 0x7FFF_FFFF),
-        DataType::Complex64 => (ElementKind::Complex64, 0x7FFF_FFFF, 0),
-        DataType::Complex128 => (ElementKind::Complex128, u32::MAX, 0x7FFF_FFFF),
-        DataType::String => return Err(GpuError::UnsupportedType(dtype)),
+    let unsupported = || GpuError::UnsupportedType(dtype);
+    let kind = match dtype {
+        DataType::Bool | DataType::Uint8 | DataType::Int8 => ElementKind::Byte,
+        DataType::Uint16 | DataType::Int16 | DataType::Float16 | DataType::Bfloat16 => {
+            ElementKind::Half
+        }
+        DataType::Uint32 | DataType::Int32 | DataType::Float32 => ElementKind::Word,
+        DataType::Uint64 | DataType::Int64 | DataType::Float64 => ElementKind::Double,
+        DataType::Complex64 => ElementKind::Complex64,
+        DataType::Complex128 => ElementKind::Complex128,
+        DataType::String => return Err(unsupported()),
+    };
+    // The mask of one component (the whole element, or one part of a complex number). Up to 4
+    // bytes it is the mask of the one word the shader reads (`mask_hi` unused); an 8-byte
+    // component is a (low, high) word pair.
+    let mask = dtype.magnitude_mask().ok_or_else(unsupported)?;
+    let (mask_lo, mask_hi) = match dtype.component_size().ok_or_else(unsupported)? {
+        1 | 2 | 4 => (mask as u32, 0),
+        8 => (mask as u32, (mask >> 32) as u32),
+        _ => return Err(unsupported()),
     };
     Ok(TypeInfo {
         kind,
         mask_lo,
         mask_hi,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every fixed-size type maps to a kind of its size, with masks that are op-core's.
+    #[test]
+    fn masks_come_from_op_core() {
+        for dtype in DataType::FIXED_SIZE {
+            let info = type_info(dtype).unwrap();
+            assert_eq!(Some(info.kind.size() as usize), dtype.size_of(), "{dtype}");
+            let mask = dtype.magnitude_mask().unwrap();
+            let words = u64::from(info.mask_lo) | u64::from(info.mask_hi) << 32;
+            assert_eq!(words, mask, "{dtype}");
+        }
+        assert!(matches!(
+            type_info(DataType::String),
+            Err(GpuError::UnsupportedType(DataType::String))
+        ));
+    }
+
+    /// The masks the shader gets, spelled out: the sign bit of floats is masked off.
+    #[test]
+    fn masks_of_the_float_types() {
+        let masks = |dtype| {
+            let i = type_info(dtype).unwrap();
+            (i.mask_lo, i.mask_hi)
+        };
+        assert_eq!(masks(DataType::Bool), (0xFF, 0));
+        assert_eq!(masks(DataType::Float16), (0x7FFF, 0));
+        assert_eq!(masks(DataType::Bfloat16), (0x7FFF, 0));
+        assert_eq!(masks(DataType::Int16), (0xFFFF, 0));
+        assert_eq!(masks(DataType::Float32), (0x7FFF_FFFF, 0));
+        assert_eq!(masks(DataType::Int64), (u32::MAX, u32::MAX));
+        assert_eq!(masks(DataType::Float64), (u32::MAX, 0x7FFF_FFFF));
+        assert_eq!(masks(DataType::Complex64), (0x7FFF_FFFF, 0));
+        assert_eq!(masks(DataType::Complex128), (u32::MAX, 0x7FFF_FFFF));
+    }
 }

@@ -1,5 +1,10 @@
 // Workgroup-memory path (no subgroup operations).
 
+// The invocation's builtins, passed to the scan helpers.
+struct Ids {
+    @builtin(local_invocation_index) lid: u32,
+}
+
 // Adds a thread's count to the tile total.
 fn add_count(ids: Ids, c: u32) {
     if (c != 0u) {

@@ -1,6 +1,14 @@
 // Subgroup path: correct for any subgroup size (1 to WG and beyond: a workgroup smaller than
 // the subgroup is one partial subgroup).
 
+// The invocation's builtins, passed to the scan helpers. Naga 30 rejects `enable subgroups;`:
+// the device feature `wgpu::Features::SUBGROUP` allows the subgroup built-ins instead.
+struct Ids {
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(subgroup_invocation_id) lane: u32,
+    @builtin(subgroup_size) sg_size: u32,
+}
+
 // Per-subgroup sums, then their exclusive prefix sums. At most WG subgroups.
 var<workgroup> sg_sums: array<u32, WG>;
 // Set when an invocation's subgroup lane does not match `lid % subgroup_size` inside a block of

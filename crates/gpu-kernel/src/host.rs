@@ -1,0 +1,142 @@
+//! The host convenience API: NonZero of host data, uploaded, computed on the device and read
+//! back, in the ONNX ([`OnnxCoordinates`]) and DirectML ([`DmlCoordinates`]) forms.
+
+use crate::kind::type_info;
+use crate::{GpuError, GpuNonZero};
+use nonzero_core::{DataType, Element, OnnxCoordinates};
+use std::any::TypeId;
+
+/// DirectML NonZeroCoordinates read back to the host: `count` rows of `columns` u32 each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DmlCoordinates {
+    pub count: u32,
+    pub columns: usize,
+    /// Row-major `count x columns`.
+    pub coords: Vec<u32>,
+}
+
+impl GpuNonZero {
+    /// ONNX NonZero of host bytes (native order) of `dtype` elements.
+    pub fn nonzero_bytes(
+        &self,
+        dtype: DataType,
+        bytes: &[u8],
+        shape: &[usize],
+    ) -> Result<OnnxCoordinates, GpuError> {
+        let plan = self.plan(dtype, shape)?;
+        check_bytes(dtype, plan.info.kind.size(), bytes, plan.numel)?;
+        let input = self.upload(dtype, bytes)?;
+        let out = self.onnx_device(&input, dtype, shape)?;
+        let words = self.read_buffer(&out.buffer, (out.rank * out.nnz * 8) as u64)?;
+        let data = words
+            .chunks_exact(8)
+            .map(|b| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+            .collect();
+        Ok(OnnxCoordinates {
+            rank: out.rank,
+            nnz: out.nnz,
+            data,
+        })
+    }
+
+    /// ONNX NonZero of a host slice.
+    pub fn nonzero<T: Element>(
+        &self,
+        data: &[T],
+        shape: &[usize],
+    ) -> Result<OnnxCoordinates, GpuError> {
+        self.nonzero_bytes(T::DTYPE, element_bytes(data)?, shape)
+    }
+
+    /// DirectML NonZeroCoordinates of host bytes of `dtype` elements, `n_columns` columns.
+    pub fn nonzero_coordinates_bytes(
+        &self,
+        dtype: DataType,
+        bytes: &[u8],
+        shape: &[usize],
+        n_columns: usize,
+    ) -> Result<DmlCoordinates, GpuError> {
+        let plan = self.plan(dtype, shape)?;
+        check_bytes(dtype, plan.info.kind.size(), bytes, plan.numel)?;
+        let input = self.upload(dtype, bytes)?;
+        let count = self.storage_buffer("nonzero count", 4, wgpu::BufferUsages::COPY_SRC);
+        let coords = self.storage_buffer(
+            "nonzero coords",
+            plan.numel * n_columns as u64 * 4,
+            wgpu::BufferUsages::COPY_SRC,
+        );
+        self.dml_device(&input, dtype, shape, n_columns, &count, &coords)?;
+        let nnz = self.read_u32(&count)?;
+        let bytes = self.read_buffer(&coords, u64::from(nnz) * n_columns as u64 * 4)?;
+        let coords = bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        Ok(DmlCoordinates {
+            count: nnz,
+            columns: n_columns,
+            coords,
+        })
+    }
+
+    /// DirectML NonZeroCoordinates of a host slice.
+    pub fn nonzero_coordinates<T: Element>(
+        &self,
+        data: &[T],
+        shape: &[usize],
+        n_columns: usize,
+    ) -> Result<DmlCoordinates, GpuError> {
+        self.nonzero_coordinates_bytes(T::DTYPE, element_bytes(data)?, shape, n_columns)
+    }
+}
+
+/// The bytes hold exactly the shape's `numel` elements of `size` bytes.
+fn check_bytes(dtype: DataType, size: u64, bytes: &[u8], numel: u64) -> Result<(), GpuError> {
+    if !(bytes.len() as u64).is_multiple_of(size) {
+        return Err(GpuError::ByteLength {
+            dtype,
+            bytes: bytes.len(),
+        });
+    }
+    let actual = bytes.len() as u64 / size;
+    if actual != numel {
+        return Err(GpuError::ShapeMismatch {
+            expected: numel as usize,
+            actual: actual as usize,
+        });
+    }
+    Ok(())
+}
+
+/// The bytes of a slice of one of nonzero_core's element types.
+fn element_bytes<T: Element>(data: &[T]) -> Result<&[u8], GpuError> {
+    let id = TypeId::of::<T>();
+    let known = [
+        TypeId::of::<bool>(),
+        TypeId::of::<u8>(),
+        TypeId::of::<i8>(),
+        TypeId::of::<u16>(),
+        TypeId::of::<i16>(),
+        TypeId::of::<u32>(),
+        TypeId::of::<i32>(),
+        TypeId::of::<u64>(),
+        TypeId::of::<i64>(),
+        TypeId::of::<nonzero_core::f16>(),
+        TypeId::of::<nonzero_core::bf16>(),
+        TypeId::of::<f32>(),
+        TypeId::of::<f64>(),
+        TypeId::of::<nonzero_core::Complex32>(),
+        TypeId::of::<nonzero_core::Complex64>(),
+    ];
+    if !known.contains(&id) || type_info(T::DTYPE)?.kind.size() as usize != std::mem::size_of::<T>()
+    {
+        return Err(GpuError::UnsupportedType(T::DTYPE));
+    }
+    // SAFETY: `T` is one of the types above (checked by TypeId): primitive numbers, `bool`, the
+    // `half` types and `num_complex::Complex<f32/f64>` (`repr(C)` of two floats). None has
+    // padding or uninitialised bytes, so every byte of the slice is initialised and may be read
+    // as `u8`; the length is the slice's size in bytes and `u8` has alignment 1.
+    Ok(unsafe {
+        std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data))
+    })
+}
