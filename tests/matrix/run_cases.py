@@ -9,6 +9,7 @@ Prints one JSON document: {"ort", "numpy", "passed": [...], "bf16_via_cast": [..
 (before 1.18) get it from a Cast node, as in the end-to-end suite (tests/python/conftest.py)."""
 
 import json
+import os
 import pathlib
 import sys
 
@@ -69,11 +70,17 @@ def loads(opset: int, with_library: bool) -> str:
 
 
 def opset_probe():
-    """The newest opset a single Abs node loads at without the library, and the outcome of that
-    opset + 1 and + 2 without and with the library (see docs/compatibility.md)."""
+    """The newest opset a single Abs node loads at without the library (released), the newest
+    with ALLOW_RELEASED_ONNX_OPSET_ONLY=0 (newest), and the outcome of released + 1 and + 2
+    without and with the library (see docs/compatibility.md)."""
     released = max(o for o in range(7, 40) if loads(o, False) == "ok")
+    # ONNX Runtime reads its switch at every model load: the newest opset it knows at all.
+    os.environ["ALLOW_RELEASED_ONNX_OPSET_ONLY"] = "0"
+    newest = max(o for o in range(7, 40) if loads(o, False) == "ok")
+    del os.environ["ALLOW_RELEASED_ONNX_OPSET_ONLY"]
     return {
         "released": released,
+        "newest": newest,
         "above": {
             str(o): {"without": loads(o, False), "with": loads(o, True)} for o in (released + 1, released + 2)
         },
