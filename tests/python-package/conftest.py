@@ -23,6 +23,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = pathlib.Path(__file__).resolve().parent
 # The onnxruntime/numpy/onnx/pytest pins of the fresh venv (the package stage also runs 1.17.3).
 REQUIREMENTS = ROOT / os.environ.get("NONZERO_PACKAGE_REQUIREMENTS", "requirements/ort-1.31.txt")
+# The onnxruntime version those pins install, which the tests check they ran on.
+ORT_PINNED = next(
+    line.split("==")[1].strip() for line in REQUIREMENTS.read_text().splitlines() if line.startswith("onnxruntime==")
+)
 # Case IO shared with the end-to-end suite; it imports neither onnxruntime nor nonzero_ort.
 SHARED = ROOT / "tests/python"
 sys.path.insert(0, str(SHARED))
