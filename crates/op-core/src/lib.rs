@@ -5,7 +5,7 @@
 //! - The ONNX operator (`[rank, nnz]` int64): [`onnx`], with [`nonzero`] and [`nonzero_array`].
 //! - DirectML's NonZeroCoordinates and its validation rules: [`dml`].
 //! - The two-pass kernel and where it runs: [`kernel`].
-//! - The naive oracle used by tests and the conformance pack: [`reference`].
+//! - The naive oracle used by tests and the conformance pack: [`reference`](mod@reference).
 //!
 //! ```
 //! // A 2 x 2 input: the non-zeros are at (0, 0), (1, 0) and (1, 1).
