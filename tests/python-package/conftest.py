@@ -2,7 +2,7 @@
 
 The wheel is $NONZERO_WHEEL (scripts/test builds it) or, without it, one built here with the
 maturin of .venv-build. The environment is made with `python -m venv` in a temporary directory
-and gets the wheel plus requirements/ort-1.31.txt (onnxruntime, numpy, onnx, pytest) from PyPI.
+and gets the wheel plus requirements/ort-1.31.txt (or $NONZERO_PACKAGE_REQUIREMENTS) from PyPI.
 Everything that touches the package runs in that environment's interpreter, in a scratch
 directory, with `-I` (isolated mode), so nothing from this checkout can be imported instead.
 
@@ -21,7 +21,12 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = pathlib.Path(__file__).resolve().parent
-REQUIREMENTS = ROOT / "requirements/ort-1.31.txt"
+# The onnxruntime/numpy/onnx/pytest pins of the fresh venv (the package stage also runs 1.17.3).
+REQUIREMENTS = ROOT / os.environ.get("NONZERO_PACKAGE_REQUIREMENTS", "requirements/ort-1.31.txt")
+# The onnxruntime version those pins install, which the tests check they ran on.
+ORT_PINNED = next(
+    line.split("==")[1].strip() for line in REQUIREMENTS.read_text().splitlines() if line.startswith("onnxruntime==")
+)
 # Case IO shared with the end-to-end suite; it imports neither onnxruntime nor nonzero_ort.
 SHARED = ROOT / "tests/python"
 sys.path.insert(0, str(SHARED))

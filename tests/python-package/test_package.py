@@ -7,6 +7,8 @@ import zipfile
 
 import pytest
 
+from conftest import ORT_PINNED
+
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 README = ROOT / "python/README.md"
@@ -199,4 +201,4 @@ def test_bundled_models(venv, models):
 def test_conformance_sample(venv, conformance_sample):
     out = venv.json((HERE / "installed_cases.py").read_text(), str(SHARED), *conformance_sample)
     assert out["compared"] == [c.name for c in conformance_sample]
-    assert out["ort"] == "1.31.1", out
+    assert out["ort"] == ORT_PINNED, out

@@ -1,5 +1,19 @@
 //! NonZero on any GPU through wgpu and WGSL.
 //!
+//! ```
+//! use nonzero_gpu::{GpuConfig, GpuNonZero};
+//! // Any adapter wgpu finds: Vulkan, Metal, DX12, or a CPU driver such as Mesa's lavapipe.
+//! match GpuNonZero::request(GpuConfig::default()) {
+//!     Ok(gpu) => {
+//!         let y = gpu.nonzero(&[0.0f32, 2.5, -0.0, 1.0], &[2, 2])?;
+//!         assert_eq!(y.shape(), [2, 2]);
+//!         assert_eq!(y.data, [0, 1, 1, 1]); // (0, 1) and (1, 1); -0.0 is zero
+//!     }
+//!     Err(e) => eprintln!("no GPU adapter here: {e}"),
+//! }
+//! # Ok::<(), nonzero_gpu::GpuError>(())
+//! ```
+//!
 //! # API
 //!
 //! [`GpuNonZero`] is created once per `wgpu::Device`/`Queue` ([`GpuNonZero::new`], or

@@ -16,6 +16,7 @@ mod gpu;
 mod guard;
 pub mod kernel;
 mod op;
+pub mod opset;
 
 use api::{Api, ConfigApi};
 use device::{Device, DEVICE_KEY};

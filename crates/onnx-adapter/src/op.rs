@@ -4,6 +4,7 @@
 use crate::api::{Api, REQUIRED_API_VERSION};
 use crate::guard::{guarded, panic_message};
 use crate::kernel::Kernel;
+use crate::opset;
 use ort_sys::{
     ONNXTensorElementDataType, OrtApi, OrtCustomOp, OrtCustomOpInputOutputCharacteristic,
     OrtErrorCode, OrtKernelContext, OrtKernelInfo, OrtMemType, OrtShapeInferContext, OrtStatusPtr,
@@ -55,29 +56,29 @@ const fn table() -> OrtCustomOp {
 /// NonZero-9 (opsets 9 to 12).
 pub static NONZERO_9: NonZeroOp = NonZeroOp {
     base: table(),
-    start_version: 9,
-    end_version: 12,
+    start_version: opset::NONZERO_9.0,
+    end_version: opset::NONZERO_9.1,
     config_unreadable_gpu: false,
 };
 /// NonZero-13 (opset 13 and later).
 pub static NONZERO_13: NonZeroOp = NonZeroOp {
     base: table(),
-    start_version: 13,
-    end_version: c_int::MAX,
+    start_version: opset::NONZERO_13.0,
+    end_version: opset::NONZERO_13.1,
     config_unreadable_gpu: false,
 };
 /// NonZero-9 for sessions that asked for the GPU on a host older than ONNX Runtime 1.24.
 pub static NONZERO_9_CONFIG_UNREADABLE_GPU: NonZeroOp = NonZeroOp {
     base: table(),
-    start_version: 9,
-    end_version: 12,
+    start_version: opset::NONZERO_9.0,
+    end_version: opset::NONZERO_9.1,
     config_unreadable_gpu: true,
 };
 /// NonZero-13 for sessions that asked for the GPU on a host older than ONNX Runtime 1.24.
 pub static NONZERO_13_CONFIG_UNREADABLE_GPU: NonZeroOp = NonZeroOp {
     base: table(),
-    start_version: 13,
-    end_version: c_int::MAX,
+    start_version: opset::NONZERO_13.0,
+    end_version: opset::NONZERO_13.1,
     config_unreadable_gpu: true,
 };
 

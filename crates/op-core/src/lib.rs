@@ -7,7 +7,15 @@
 //! - BooleanMask (`tf.boolean_mask`, `x[mask]`): [`mask`].
 //! - DirectML's NonZeroCoordinates, its validation rules, and its ONNX Runtime form: [`dml`].
 //! - The two-pass kernel and where it runs: [`kernel`].
-//! - The naive oracle used by tests and the conformance pack: [`reference`].
+//! - The naive oracle used by tests and the conformance pack: [`reference`](mod@reference).
+//!
+//! ```
+//! // A 2 x 2 input: the non-zeros are at (0, 0), (1, 0) and (1, 1).
+//! let y = nonzero_core::nonzero(&[1u8, 0, 1, 1], &[2, 2])?;
+//! assert_eq!(y.shape(), [2, 3]);
+//! assert_eq!(y.data, [0, 1, 1, 0, 0, 1]); // row-major [rank, nnz]: rows, then columns
+//! # Ok::<(), nonzero_core::Error>(())
+//! ```
 
 pub mod argwhere;
 pub mod data;

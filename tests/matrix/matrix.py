@@ -1,0 +1,200 @@
+"""The ONNX Runtime compatibility matrix (the `matrix` stage of scripts/test).
+
+For every release in requirements/ort-matrix.txt: a venv of its own under build/matrix/ (kept
+between runs; rebuilt only when its pins change), then
+  - 1.17 and later: the bundled models and a sample of the conformance pack through that release
+    with the library (tests/matrix/run_cases.py), compared exactly, and the released-opset probe;
+  - older: registering the library must fail with the library's message naming 1.17.
+Writes docs/compatibility.md from the results and exits non-zero if any release fails.
+
+    python tests/matrix/matrix.py LIB [--only 1.17.3,1.31.1] [--no-table]
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests/python"))
+from onnx_cases import case_dirs, ensure_pack  # noqa: E402
+
+MATRIX = ROOT / "requirements/ort-matrix.txt"
+VENVS = ROOT / "build/matrix"
+TABLE = ROOT / "docs/compatibility.md"
+MINIMUM = (1, 17)
+SAMPLE_EVERY = 5  # every 5th case of each element type of the pack (as tests/python-package)
+
+
+def versions():
+    out = []
+    for line in MATRIX.read_text().splitlines():
+        m = re.fullmatch(r"onnxruntime==(\d+)\.(\d+)\.(\d+)", line.strip())
+        if m:
+            out.append(tuple(map(int, m.groups())))
+    return out
+
+
+def name(v):
+    return ".".join(map(str, v))
+
+
+def requirements(v) -> str:
+    """The pins of ort-1.17.txt (numpy 1.x) or ort-1.31.txt, with this onnxruntime."""
+    base = ROOT / ("requirements/ort-1.17.txt" if v < (1, 19) else "requirements/ort-1.31.txt")
+    lines = [l for l in base.read_text().splitlines() if l and not l.startswith(("#", "onnxruntime=="))]
+    return "\n".join([f"onnxruntime=={name(v)}", *lines]) + "\n"
+
+
+def venv(v) -> pathlib.Path:
+    root = VENVS / f"ort-{name(v)}"
+    want = requirements(v)
+    marker = root / ".installed-requirements"
+    if marker.exists() and marker.read_text() == want:
+        return root
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True)
+    req = root / "requirements.txt"
+    req.write_text(want)
+    subprocess.run(
+        [str(root / "bin/python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(req)],
+        check=True,
+    )
+    marker.write_text(want)
+    return root
+
+
+def sample():
+    by_type = {}
+    for case in case_dirs(ensure_pack()):
+        by_type.setdefault(case.name.split("_op")[0], []).append(case)
+    # ONNX Runtime has no complex tensor type (asserted in tests/python/test_conformance.py).
+    types = sorted(t for t in by_type if not t.startswith("complex"))
+    return [c for t in types for c in by_type[t][::SAMPLE_EVERY]]
+
+
+def check_supported(root, lib, models, cases):
+    proc = subprocess.run(
+        [str(root / "bin/python"), "-I", str(ROOT / "tests/matrix/run_cases.py"), str(ROOT / "tests/python"), lib,
+         *map(str, models + cases)],
+        capture_output=True, text=True, cwd=VENVS,
+    )
+    if proc.returncode != 0:
+        raise AssertionError(f"run_cases.py exited with {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    model_names = {m.name for m in models}
+    result["models_passed"] = sum(1 for n in result["passed"] if n in model_names)
+    result["cases_passed"] = len(result["passed"]) - result["models_passed"]
+    return result
+
+
+REFUSAL = """
+import json, sys, onnxruntime as ort
+so = ort.SessionOptions()
+try:
+    so.register_custom_ops_library(sys.argv[1])
+    print(json.dumps({"ort": ort.__version__, "error": None}))
+except Exception as e:
+    print(json.dumps({"ort": ort.__version__, "error": str(e)}))
+"""
+
+
+def check_refused(root, lib):
+    proc = subprocess.run([str(root / "bin/python"), "-I", "-c", REFUSAL, lib], capture_output=True, text=True,
+                          cwd=VENVS, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("lib")
+    ap.add_argument("--only", default="", help="comma-separated releases (default: every one)")
+    ap.add_argument("--no-table", action="store_true", help="do not rewrite docs/compatibility.md")
+    args = ap.parse_args()
+    lib = str(pathlib.Path(args.lib).resolve())
+    wanted = [v for v in versions() if not args.only or name(v) in args.only.split(",")]
+    assert wanted, f"no release of {MATRIX} matches --only {args.only}"
+    VENVS.mkdir(parents=True, exist_ok=True)
+
+    started = time.monotonic()
+    # Venvs: network and unpacking, so a few at a time.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        roots = dict(zip(wanted, pool.map(venv, wanted)))
+    print(f"matrix: {len(roots)} venvs ready in {time.monotonic() - started:.0f} s", flush=True)
+
+    models, cases = case_dirs(ROOT / "models"), sample()
+    rows, failures = [], []
+    for v, root in roots.items():
+        t0 = time.monotonic()
+        if v < MINIMUM:
+            r = check_refused(root, lib)
+            ok = r["error"] is not None and "1.17" in r["error"]
+            rows.append((v, r, ok))
+            if not ok:
+                failures.append(f"{name(v)}: registration did not fail naming 1.17: {r['error']!r}")
+        else:
+            r = check_supported(root, lib, models, cases)
+            ok = not r["failed"] and r["models_passed"] == len(models) and r["cases_passed"] == len(cases)
+            rows.append((v, r, ok))
+            if not ok:
+                failures.append(f"{name(v)}: {json.dumps(r['failed'], indent=1)[:4000]}")
+        print(f"matrix: onnxruntime {name(v)}: {'ok' if ok else 'FAILED'} ({time.monotonic() - t0:.1f} s)", flush=True)
+
+    if not args.no_table and not args.only:
+        write_table(rows, len(models), len(cases))
+        print(f"matrix: wrote {TABLE.relative_to(ROOT)}")
+    print(f"matrix: {len(rows)} releases in {time.monotonic() - started:.0f} s")
+    if failures:
+        sys.exit("matrix FAILED:\n" + "\n".join(failures))
+
+
+def write_table(rows, n_models, n_cases):
+    out = [
+        "# ONNX Runtime compatibility",
+        "",
+        "Generated by the `matrix` stage of `scripts/test` (`tests/matrix/matrix.py`); do not edit by hand.",
+        f"Each release runs in its own venv: the {n_models} bundled models and a sample of {n_cases} conformance",
+        "cases (every 5th case of each element type; complex excepted, as ONNX Runtime has no complex",
+        "tensors) through `libnonzero_ort.so`, compared exactly with the expected outputs.",
+        "",
+        "| ONNX Runtime | numpy | bundled models | conformance sample | notes | newest released opset | "
+        "newest known opset | Abs at released + 1: without / with the library |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for v, r, ok in rows:
+        if v < MINIMUM:
+            first = r["error"].strip().splitlines()[0] if r["error"] else "(registered!)"
+            out.append(f"| {name(v)} | | | | registration refused{'' if ok else ' WRONGLY'}: \"{first}\" | | | |")
+            continue
+        cast = len(r["bf16_via_cast"])
+        notes = f"{cast} bfloat16 inputs made by a Cast node (this release cannot feed bfloat16 from Python)" if cast else ""
+        if not ok:
+            notes = (notes + "; " if notes else "") + f"FAILED: {', '.join(sorted(r['failed']))}"
+        o = r["opsets"]
+        above = o["above"][str(o["released"] + 1)]
+        out.append(
+            f"| {name(v)} | {r['numpy']} | {r['models_passed']}/{n_models} | {r['cases_passed']}/{n_cases} | {notes} | "
+            f"{o['released']} | {o['newest']} | {above['without']} / {above['with']} |"
+        )
+    out += [
+        "",
+        "`released-only`: the host's refusal of models stamped with an unreleased opset (\"ONNX Runtime only",
+        "*guarantees* support for models stamped with official released onnx opset versions\").",
+        "Newest known opset: the newest a model loads at with `ALLOW_RELEASED_ONNX_OPSET_ONLY=0`.",
+        "`ok`: the model loads and runs. `no-op`: \"No Op registered for Abs with domain_version of N\".",
+        "With the library loaded the refusal is gone on every release: the model loads (`ok`) where the",
+        "host knows the opset, and finds no schema (`no-op`) where it does not. ONNX Runtime does this for",
+        "any custom-op library with an op in the ONNX domain: it registers every custom-op domain's schemas",
+        "for opsets 1 to 1000 (docs/deployment.md, \"The released-opset check\"). The newest released and",
+        "known opsets are also in crates/onnx-adapter/src/opset.rs (`HOSTS`).",
+        "",
+    ]
+    TABLE.write_text("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""Runs inside one matrix venv (tests/matrix/matrix.py): every case directory given on the command
+line (ONNX's test-case layout) through that venv's onnxruntime with the custom-op library LIB
+registered, compared exactly with the stored outputs; then the released-opset probe.
+
+    python -I run_cases.py TESTS_PYTHON_DIR LIB CASE...
+
+Prints one JSON document: {"ort", "numpy", "passed": [...], "bf16_via_cast": [...],
+"failed": {case: message}, "opsets": {...}}. Releases that cannot feed bfloat16 from Python
+(before 1.18) get it from a Cast node, as in the end-to-end suite (tests/python/conftest.py)."""
+
+import json
+import os
+import pathlib
+import sys
+
+import numpy as np
+import onnxruntime as ort
+
+sys.path.insert(0, sys.argv[1])
+from conftest import CAN_FEED_BF16, bf16_via_cast  # noqa: E402
+from onnx_cases import assert_exact, load_case, run  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
+
+LIB = sys.argv[2]
+
+
+def session(model, with_library=True):
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    if with_library:
+        so.register_custom_ops_library(LIB)
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+
+
+def run_case(case: pathlib.Path):
+    model, inputs, expected = load_case(case)
+    if not CAN_FEED_BF16 and any(t.data_type == TensorProto.BFLOAT16 for t, _ in inputs):
+        cast_model, feeds = bf16_via_cast(model, inputs)
+        got = session(cast_model.SerializeToString()).run(None, feeds)
+        via_cast.append(case.name)
+    else:
+        got = run(session(str(model)), inputs)
+    assert len(got) == len(expected), f"{len(got)} outputs, expected {len(expected)}"
+    for i, (g, e) in enumerate(zip(got, expected)):
+        assert_exact(g, e, f"output {i}")
+
+
+def abs_model(opset: int) -> bytes:
+    graph = helper.make_graph(
+        [helper.make_node("Abs", ["x"], ["y"])], "abs",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8).SerializeToString()
+
+
+def loads(opset: int, with_library: bool) -> str:
+    """'ok', 'released-only' (the host's unreleased-opset guard) or 'no-op' (no schema)."""
+    try:
+        (y,) = session(abs_model(opset), with_library).run(None, {"x": np.array([-1, 2], np.float32)})
+        assert y.tolist() == [1, 2], y
+        return "ok"
+    except Exception as e:  # the host's error text decides which of its checks refused the model
+        msg = str(e)
+        if "official released onnx opset versions" in msg:
+            return "released-only"
+        if "No Op registered for Abs" in msg:
+            return "no-op"
+        raise
+
+
+def opset_probe():
+    """The newest opset a single Abs node loads at without the library (released), the newest
+    with ALLOW_RELEASED_ONNX_OPSET_ONLY=0 (newest), and the outcome of released + 1 and + 2
+    without and with the library (see docs/compatibility.md)."""
+    released = max(o for o in range(7, 40) if loads(o, False) == "ok")
+    # ONNX Runtime reads its switch at every model load: the newest opset it knows at all.
+    os.environ["ALLOW_RELEASED_ONNX_OPSET_ONLY"] = "0"
+    newest = max(o for o in range(7, 40) if loads(o, False) == "ok")
+    del os.environ["ALLOW_RELEASED_ONNX_OPSET_ONLY"]
+    return {
+        "released": released,
+        "newest": newest,
+        "above": {
+            str(o): {"without": loads(o, False), "with": loads(o, True)} for o in (released + 1, released + 2)
+        },
+    }
+
+
+via_cast = []
+
+
+def main(cases):
+    passed, failed = [], {}
+    for case in map(pathlib.Path, cases):
+        try:
+            run_case(case)
+            passed.append(case.name)
+        except Exception as e:
+            failed[case.name] = f"{type(e).__name__}: {e}"
+    print(json.dumps({
+        "ort": ort.__version__, "numpy": np.__version__, "passed": passed, "bf16_via_cast": via_cast,
+        "failed": failed, "opsets": opset_probe(),
+    }))
+
+
+if __name__ == "__main__":
+    main(sys.argv[3:])
