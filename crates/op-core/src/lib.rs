@@ -3,10 +3,13 @@
 //! - What "zero" means per type: [`element`].
 //! - Shapes, strides, effective rank: [`layout`].
 //! - The ONNX operator (`[rank, nnz]` int64): [`onnx`], with [`nonzero`] and [`nonzero_array`].
-//! - DirectML's NonZeroCoordinates and its validation rules: [`dml`].
+//! - ArgWhere (`[nnz, rank]`, NonZero transposed): [`mod@argwhere`].
+//! - BooleanMask (`tf.boolean_mask`, `x[mask]`): [`mask`].
+//! - DirectML's NonZeroCoordinates, its validation rules, and its ONNX Runtime form: [`dml`].
 //! - The two-pass kernel and where it runs: [`kernel`].
 //! - The naive oracle used by tests and the conformance pack: [`reference`].
 
+pub mod argwhere;
 pub mod data;
 pub mod dml;
 pub mod dtype;
@@ -14,10 +17,12 @@ pub mod element;
 mod error;
 pub mod kernel;
 pub mod layout;
+pub mod mask;
 pub mod onnx;
 pub mod reference;
 pub mod source;
 
+pub use argwhere::{argwhere, argwhere_with, ArgWhereCoordinates};
 pub use data::NumericSlice;
 pub use dtype::DataType;
 pub use element::Element;

@@ -1,13 +1,20 @@
 //! DirectML's DML_OPERATOR_NONZERO_COORDINATES: a UINT32 count plus an M x N UINT32 coordinates
 //! tensor whose N columns are the input's last N dimensions (right-aligned).
 //!
+//! [`coordinates_for_onnx`] is the same operator for ONNX Runtime (any packed tensor, `[numel, N]`
+//! coordinates zero-filled past the count).
+//!
 //! The rules it validates (dimension counts per feature level, data types, sizes of the outputs)
 //! are in [`validate`]; each broken rule has its own [`DmlError`].
 
 mod error;
+mod onnx_op;
 mod validate;
 
 pub use error::DmlError;
+pub use onnx_op::{
+    coordinates_columns, coordinates_for_onnx, coordinates_shapes, CoordinatesError,
+};
 pub use validate::{validate, Validated};
 
 use crate::data::NumericSlice;
@@ -157,33 +164,13 @@ pub fn nonzero_coordinates(
     let counted = Counted::count(src, &v.layout, exec)
         .expect("validate checked the buffer against the layout");
     let nnz = counted.nnz();
-    let n = v.columns;
-    let skipped = counted.rank() - n; // leading size-1 dimensions not written
-    let mut rest = &mut coordinates[..nnz * n];
-    let writers: Vec<_> = counted
-        .ranges()
-        .map(|(_, rows)| {
-            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(rows * n);
-            rest = tail;
-            let mut pos = 0;
-            move |block: crate::kernel::Block<'_>| {
-                for &col in block.cols {
-                    let row = &mut mine[pos * n..(pos + 1) * n];
-                    for (c, slot) in row.iter_mut().enumerate() {
-                        let d = skipped + c;
-                        // Sizes are UINT32, so every coordinate fits.
-                        *slot = if block.inner == Some(d) {
-                            col
-                        } else {
-                            block.coords[d]
-                        } as u32;
-                    }
-                    pos += 1;
-                }
-            }
-        })
-        .collect();
-    counted.write(src, exec, writers);
+    onnx_op::write_right_aligned(
+        &counted,
+        src,
+        v.columns,
+        &mut coordinates[..nnz * v.columns],
+        exec,
+    );
     count[0] = nnz as u32;
     Ok(nnz as u32)
 }

@@ -3,9 +3,11 @@
 //! chunk; nothing grows with the input.
 
 mod executor;
+mod owned;
 mod walk;
 
 pub use executor::{Executor, Rayon, Sequential};
+pub(crate) use owned::run_owned;
 pub(crate) use walk::Block;
 pub use walk::BLOCK;
 
@@ -148,6 +150,16 @@ impl Counted {
             1 => write_chunk(0),
             n => exec.run(n, &write_chunk),
         }
+    }
+
+    /// Input ranges `start..end` (flat element indices) and output ranges `(first, count)` of the
+    /// chunks, in order.
+    pub(crate) fn spans(
+        &self,
+    ) -> impl Iterator<Item = (std::ops::Range<usize>, usize, usize)> + '_ {
+        self.chunks
+            .iter()
+            .map(|c| (c.start..c.end, c.first, c.count))
     }
 
     /// Output ranges `(first, count)` of the chunks, in order.

@@ -1,0 +1,131 @@
+use super::*;
+use crate::kernel::{Rayon, Sequential};
+
+#[test]
+fn mask_of_x_shape_selects_elements() {
+    // x[mask] with mask of x's shape: a 1-D result.
+    let x = [1i32, 2, 3, 4, 5, 6];
+    let mask = [true, false, false, true, true, false];
+    let (shape, y) = boolean_mask(&x, &[2, 3], &mask, &[2, 3], &Sequential).unwrap();
+    assert_eq!((shape, y), (vec![3], vec![1, 4, 5]));
+}
+
+#[test]
+fn leading_mask_selects_rows() {
+    // boxes[scores > t]: mask [4] over boxes [4, 2].
+    let boxes = [0u16, 1, 10, 11, 20, 21, 30, 31];
+    let (shape, y) =
+        boolean_mask(&boxes, &[4, 2], &[false, true, false, true], &[4], &Rayon).unwrap();
+    assert_eq!((shape, y), (vec![2, 2], vec![10, 11, 30, 31]));
+    // A rank-2 mask over a rank-3 X.
+    let x: Vec<f64> = (0..12).map(f64::from).collect();
+    let (shape, y) =
+        boolean_mask(&x, &[2, 2, 3], &[false, true, true, false], &[2, 2], &Rayon).unwrap();
+    assert_eq!((shape, y), (vec![2, 3], vec![3.0, 4.0, 5.0, 6.0, 7.0, 8.0]));
+}
+
+#[test]
+fn empty_all_false_and_all_true() {
+    let (shape, y) = boolean_mask::<f32>(&[], &[0, 4], &[], &[0], &Sequential).unwrap();
+    assert_eq!((shape, y.len()), (vec![0, 4], 0));
+    let (shape, y) = boolean_mask(&[1u8; 6], &[3, 2], &[false; 3], &[3], &Sequential).unwrap();
+    assert_eq!((shape, y.len()), (vec![0, 2], 0));
+    let (shape, y) = boolean_mask(&[1u8, 2, 3], &[3], &[true; 3], &[3], &Sequential).unwrap();
+    assert_eq!((shape, y), (vec![3], vec![1, 2, 3]));
+    // Zero-size slices: Y is [nnz, 0] and empty.
+    let (shape, y) =
+        boolean_mask::<i64>(&[], &[3, 0], &[true, false, true], &[3], &Sequential).unwrap();
+    assert_eq!((shape, y.len()), (vec![2, 0], 0));
+}
+
+#[test]
+fn strings_go_through_for_each_selected() {
+    let x = ["a", "", "b", "c", "d", "e"]; // [3, 2]
+    let mask = [true, false, true];
+    let shape = check_mask_shape(&[3, 2], &[3]).unwrap();
+    let plan = MaskPlan::count(&mask, &Sequential);
+    let mut y = vec![""; plan.nnz() * shape.slice_len];
+    plan.for_each_selected(|slice, row| {
+        let n = shape.slice_len;
+        y[row * n..(row + 1) * n].copy_from_slice(&x[slice * n..(slice + 1) * n]);
+    });
+    assert_eq!(shape.output_shape(plan.nnz()), vec![2, 2]);
+    assert_eq!(y, vec!["a", "", "d", "e"]);
+    assert_eq!(plan.selected().collect::<Vec<_>>(), vec![0, 2]);
+}
+
+#[test]
+fn shape_rules_name_both_shapes() {
+    let e = check_mask_shape(&[2, 4, 5], &[2, 3]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "mask shape [2, 3] must equal the leading dimensions of X's shape [2, 4, 5]"
+    );
+    assert!(matches!(
+        check_mask_shape(&[2], &[2, 1]),
+        Err(MaskError::ShapeMismatch { .. })
+    ));
+    let e = check_mask_shape(&[2, 4], &[]).unwrap_err();
+    assert_eq!(
+        e,
+        MaskError::ScalarMask {
+            x_shape: vec![2, 4]
+        }
+    );
+    assert!(e.to_string().contains("rank 1 or more"), "{e}");
+    let e = check_mask_type(DataType::Float32).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "BooleanMask's mask must be a bool tensor, not float"
+    );
+    assert_eq!(check_mask_type(DataType::Bool), Ok(()));
+    let ok = check_mask_shape(&[2, 4, 5], &[2, 4]).unwrap();
+    assert_eq!((ok.mask_len, ok.slice_len), (8, 5));
+    assert_eq!(ok.output_shape(3), vec![3, 5]);
+}
+
+#[test]
+fn wrong_buffer_lengths_are_errors_and_write_nothing() {
+    let mask = [true, false];
+    let plan = MaskPlan::count(&mask, &Sequential);
+    let mut out = [7u8; 4];
+    assert_eq!(
+        plan.gather_bytes(&[1, 2, 3], 2, &mut out[..2], &Sequential),
+        Err(MaskError::InputLength {
+            mask_len: 2,
+            slice_bytes: 2,
+            actual: 3
+        })
+    );
+    assert_eq!(
+        plan.gather_bytes(&[1, 2, 3, 4], 2, &mut out, &Sequential),
+        Err(MaskError::OutputLength {
+            expected: 2,
+            actual: 4
+        })
+    );
+    assert_eq!(out, [7; 4]);
+    assert!(matches!(
+        boolean_mask(&[1u8; 4], &[4], &[true; 3], &[4], &Sequential),
+        Err(MaskError::MaskLength {
+            expected: 4,
+            actual: 3
+        })
+    ));
+}
+
+#[test]
+fn chunks_split_anywhere() {
+    let mask: Vec<bool> = (0..1000).map(|i| (i * 7919) % 5 < 2).collect();
+    let x: Vec<u32> = (0..1000 * 3).collect();
+    let expected: Vec<u32> = (0..1000)
+        .filter(|&i| mask[i])
+        .flat_map(|i| x[3 * i..3 * i + 3].to_vec())
+        .collect();
+    for tasks in [1, 2, 3, 7, 64, 999, 5000] {
+        let plan = MaskPlan::count_in_tasks(&mask, &Rayon, tasks);
+        let mut out = vec![0u32; plan.nnz() * 3];
+        plan.gather(&x, 3, &mut out, &Rayon).unwrap();
+        assert_eq!(out, expected, "tasks {tasks}");
+    }
+}
