@@ -1,15 +1,13 @@
 //! NonZero (ONNX opsets 9-12 and 13+): any input type, an int64 `[rank, nnz]` output, on
 //! op-core's two passes over the session's thread pool, or the GPU when the session asked.
 
+use super::input::{input_error, Input};
 use crate::device::{self, Device, DEVICE_ENV, DEVICE_KEY, LOG_DEVICE_ENV};
 use crate::fault_injection;
 use crate::gpu::Gpu;
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
-use crate::ort::{Operator, ShapeInferContext, Tensor};
-use nonzero_core::kernel::PARALLEL_THRESHOLD;
-use nonzero_core::{
-    Counted, DataType, Executor, FnSource, Layout, NumericSlice, Sequential, ZeroTest,
-};
+use crate::ort::{Operator, ShapeInferContext};
+use nonzero_core::Counted;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -76,14 +74,6 @@ fn output_shape(rank: usize) -> Option<[Dim; 2]> {
     (rank > 0).then(|| [Dim::Fixed(rank as i64), Dim::fresh_symbol("nonzero_nnz")])
 }
 
-/// The error for an element type NonZero does not take.
-fn unsupported_type(code: i32) -> Error {
-    Error::not_implemented(format!(
-        "input element type {code} is not a NonZero type (NonZero-13 accepts bool, (u)int8/16/32/64, float16, \
-         bfloat16, float, double, string, complex64, complex128)"
-    ))
-}
-
 pub struct NonZeroKernel {
     /// The GPU context when this node's session asked for the GPU and one could be opened.
     gpu: Option<&'static Gpu>,
@@ -109,58 +99,38 @@ impl Kernel for NonZeroKernel {
     }
 }
 
-fn input_error(e: impl ToString) -> Error {
-    Error::invalid_argument(e.to_string())
-}
-
 impl NonZeroKernel {
     /// Runs the node; returns where it ran ("cpu", "gpu (adapter)").
     fn run(&self, context: &KernelContext<'_>) -> Result<String, Error> {
-        let input = context.input(0)?;
-        let code = input.element_code();
-        let dtype = DataType::from_onnx_code(code).ok_or_else(|| unsupported_type(code))?;
-        let dims = input.dims();
-        let mut sizes = Vec::with_capacity(dims.len());
-        for &d in dims {
-            sizes.push(
-                usize::try_from(d).map_err(|_| {
-                    input_error(format!("input shape {dims:?} has a negative size"))
-                })?,
-            );
-        }
-        let layout = Layout::packed(&sizes).map_err(input_error)?;
+        let input = Input::read(context, 0, "NonZero")?;
         let pool = context.pool();
         if self.inject_panic {
             fault_injection::fire(&pool);
         }
-        // Small inputs stay on this thread: waking the pool costs more than the work.
-        let exec: &dyn Executor = if layout.numel() < PARALLEL_THRESHOLD {
-            &Sequential
-        } else {
-            &pool
-        };
-
-        if dtype == DataType::String {
-            return run_strings(context, &input, &layout, exec);
-        }
-        let bytes = input.bytes(dtype)?;
-        if let Some(gpu) = self.gpu {
-            match gpu.nonzero(dtype, bytes, &sizes) {
-                Ok(coords)
-                    if coords.rank == sizes.len()
-                        && coords.data.len() == coords.rank * coords.nnz =>
-                {
-                    let out = context.output::<i64>(0, &[coords.rank as i64, coords.nnz as i64])?;
-                    out.copy_from_slice(&coords.data);
+        let exec = input.executor(&pool);
+        // Strings have no fixed size and never go to the GPU.
+        if let (Some(gpu), Some(_)) = (self.gpu, input.dtype.size_of()) {
+            let bytes = input.tensor.bytes(input.dtype)?;
+            match gpu.nonzero(input.dtype, bytes, &input.sizes) {
+                Ok(c) if c.rank == input.sizes.len() && c.data.len() == c.rank * c.nnz => {
+                    let out = context.output::<i64>(0, &[c.rank as i64, c.nnz as i64])?;
+                    out.copy_from_slice(&c.data);
                     return Ok(format!("gpu ({})", gpu.adapter()));
                 }
-                outcome => {
-                    self.log_gpu_failure(context, outcome.map(|c| (c.rank, c.nnz)), sizes.len())
-                }
+                outcome => self.log_gpu_failure(
+                    context,
+                    outcome.map(|c| (c.rank, c.nnz)),
+                    input.sizes.len(),
+                ),
             }
         }
-        let slice = NumericSlice::from_bytes(dtype, bytes).map_err(input_error)?;
-        write(context, &slice, &layout, exec)?;
+        input.with_source(|src| {
+            // op-core's two passes, the [rank, nnz] output allocated by ONNX Runtime between them.
+            let counted = Counted::count(src, &input.layout, exec).map_err(input_error)?;
+            let dims = [counted.rank() as i64, counted.nnz() as i64];
+            let out = context.output::<i64>(0, &dims)?;
+            counted.write_onnx(src, out, exec).map_err(input_error)
+        })?;
         Ok("cpu".into())
     }
 
@@ -186,41 +156,6 @@ impl NonZeroKernel {
     }
 }
 
-/// Strings have no fixed size and never go to the GPU: non-empty is non-zero.
-fn run_strings(
-    context: &KernelContext<'_>,
-    input: &Tensor<'_>,
-    layout: &Layout,
-    exec: &dyn Executor,
-) -> Result<String, Error> {
-    let failed = AtomicBool::new(false);
-    let strings = FnSource::new(layout.numel(), |i| {
-        input.string_is_nonempty(i).unwrap_or_else(|_| {
-            failed.store(true, Ordering::Relaxed);
-            false
-        })
-    });
-    write(context, &strings, layout, exec)?;
-    if failed.load(Ordering::Relaxed) {
-        return Err(Error::invalid_argument(
-            "ONNX Runtime could not report a string element's length",
-        ));
-    }
-    Ok("cpu".into())
-}
-
-/// op-core's two passes, with the `[rank, nnz]` output allocated by ONNX Runtime between them.
-fn write<S: ZeroTest + ?Sized>(
-    context: &KernelContext<'_>,
-    src: &S,
-    layout: &Layout,
-    exec: &dyn Executor,
-) -> Result<(), Error> {
-    let counted = Counted::count(src, layout, exec).map_err(input_error)?;
-    let out = context.output::<i64>(0, &[counted.rank() as i64, counted.nnz() as i64])?;
-    counted.write_onnx(src, out, exec).map_err(input_error)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,15 +177,14 @@ mod tests {
 
     #[test]
     fn unknown_types_are_not_implemented_and_say_which_types_are() {
-        let e = unsupported_type(17);
+        let e = super::super::input::unsupported_type("NonZero", 17);
         assert!(
-            e.to_string().starts_with(
-                "input element type 17 is not a NonZero type (NonZero-13 accepts bool"
-            ),
+            e.to_string()
+                .starts_with("input element type 17 is not a NonZero type (NonZero accepts bool"),
             "{e}"
         );
         assert!(
-            DataType::from_onnx_code(17).is_none(),
+            nonzero_core::DataType::from_onnx_code(17).is_none(),
             "17 (float8e4m3fn) must stay unsupported here"
         );
     }

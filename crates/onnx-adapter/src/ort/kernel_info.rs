@@ -63,6 +63,17 @@ impl<'a> KernelInfo<'a> {
         Ok(value.map_or(ConfigEntry::Absent, ConfigEntry::Value))
     }
 
+    /// The int attribute `name`, `None` when the node does not set it.
+    pub fn attribute_i64(&self, name: &CStr) -> Option<i64> {
+        let mut value = 0i64;
+        // SAFETY: the info is live; `name` is NUL-terminated; the out-pointer is an i64.
+        let status = unsafe {
+            (self.api.raw().KernelInfoGetAttribute_int64)(self.info, name.as_ptr(), &mut value)
+        };
+        // ONNX Runtime reports a missing attribute as an error status.
+        self.api.check(status).ok().map(|()| value)
+    }
+
     /// The node's logger, if ONNX Runtime hands one out.
     pub fn logger(&self) -> Option<Logger<'a>> {
         let mut logger = std::ptr::null();

@@ -24,6 +24,7 @@ mod tensor;
 pub(crate) use api::CONFIG_API_VERSION;
 pub(crate) use kernel_context::KernelContext;
 pub(crate) use kernel_info::{ConfigEntry, KernelInfo};
+pub(crate) use pool::OrtPool;
 pub(crate) use registration::{register_custom_ops, OpSet, Registration, VersionRange};
 pub(crate) use shape_infer::{Dim, ShapeInferContext};
 pub(crate) use status::{catch_panic, Error};
@@ -38,6 +39,7 @@ pub(crate) enum ElementType {
     /// Any tensor type: the schema then accepts every T, including ones this library does not
     /// know (registering an op replaces ONNX Runtime's schema for it).
     Any,
+    Bool,
     Int64,
     UInt32,
 }
@@ -47,6 +49,7 @@ impl ElementType {
         use ONNXTensorElementDataType as T;
         match self {
             ElementType::Any => T::ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED,
+            ElementType::Bool => T::ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL,
             ElementType::Int64 => T::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64,
             ElementType::UInt32 => T::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32,
         }

@@ -78,6 +78,47 @@ impl ShapeInferContext<'_> {
             .collect())
     }
 
+    /// Input `index`'s ONNX element type code (0 when unknown).
+    pub fn input_element_code(&self, index: usize) -> Result<i32, Error> {
+        let mut info: *mut OrtTensorTypeAndShapeInfo = std::ptr::null_mut();
+        // SAFETY: the context is live for this call; the info is borrowed from it (not released).
+        let status = unsafe {
+            (self.api.raw().ShapeInferContext_GetInputTypeShape)(self.context, index, &mut info)
+        };
+        self.api
+            .check(status)
+            .map_err(|e| Error::host("ShapeInferContext_GetInputTypeShape", e))?;
+        // SAFETY: `info` is a live info borrowed from the context for this call.
+        unsafe { TypeAndShape::borrowed(self.api, info) }.element_code()
+    }
+
+    /// The node's int attribute `name`, `None` when it is not set.
+    pub fn attribute_i64(&self, name: &std::ffi::CStr) -> Result<Option<i64>, Error> {
+        let raw = self.api.raw();
+        let mut attr = std::ptr::null();
+        // SAFETY: the context is live; `name` is NUL-terminated; the attribute is borrowed.
+        let status =
+            unsafe { (raw.ShapeInferContext_GetAttribute)(self.context, name.as_ptr(), &mut attr) };
+        if self.api.check(status).is_err() || attr.is_null() {
+            return Ok(None);
+        }
+        let (mut value, mut written) = (0i64, 0usize);
+        // SAFETY: `attr` is live for this call; the buffer is one i64, its size passed.
+        let status = unsafe {
+            (raw.ReadOpAttr)(
+                attr,
+                ort_sys::OrtOpAttrType::ORT_OP_ATTR_INT,
+                (&mut value as *mut i64).cast(),
+                std::mem::size_of::<i64>(),
+                &mut written,
+            )
+        };
+        self.api
+            .check(status)
+            .map_err(|e| Error::host("ReadOpAttr", e))?;
+        Ok(Some(value))
+    }
+
     /// Declares output `index` as a tensor of `element` with shape `dims`.
     pub fn set_output(
         &mut self,
@@ -85,6 +126,12 @@ impl ShapeInferContext<'_> {
         element: ElementType,
         dims: &[Dim],
     ) -> Result<(), Error> {
+        self.set_output_code(index, element.onnx() as i32, dims)
+    }
+
+    /// As [`ShapeInferContext::set_output`], with the element type as an ONNX code (for an
+    /// output whose type follows an input's).
+    pub fn set_output_code(&mut self, index: usize, code: i32, dims: &[Dim]) -> Result<(), Error> {
         let info = TypeAndShape::create(self.api)?;
         let sizes: Vec<i64> = dims
             .iter()
@@ -101,7 +148,7 @@ impl ShapeInferContext<'_> {
             })
             .collect();
         let mut symbols: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
-        info.set(element.onnx(), &sizes, &mut symbols)?;
+        info.set(code, &sizes, &mut symbols)?;
         // SAFETY: the context is live; the host copies `info`, which we still own.
         let status = unsafe {
             (self.api.raw().ShapeInferContext_SetOutputTypeShape)(self.context, index, info.raw())

@@ -8,6 +8,10 @@ use ort_sys::{OrtTensorTypeAndShapeInfo, OrtValue};
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
+/// `SetTensorElementType` with its enum parameter taken as the C int it is.
+type SetElementTypeAsInt =
+    unsafe extern "system" fn(*mut OrtTensorTypeAndShapeInfo, i32) -> ort_sys::OrtStatusPtr;
+
 /// Ranks up to this are read without a heap allocation.
 const INLINE_RANK: usize = 8;
 
@@ -208,6 +212,46 @@ impl<'a> Tensor<'a> {
         Ok(unsafe { std::slice::from_raw_parts(data as *const u8, len * size) })
     }
 
+    /// A bool tensor's elements. Every byte is checked to be 0 or 1 first (one pass over the
+    /// mask): a model's initializer could hold other bytes, which are not valid `bool`s.
+    pub fn bools(&self) -> Result<&'a [bool], Error> {
+        let bytes = self.bytes(DataType::Bool)?;
+        if let Some(at) = bytes.iter().position(|&b| b > 1) {
+            return Err(Error::invalid_argument(format!(
+                "bool element {at} holds byte {}, not 0 or 1",
+                bytes[at]
+            )));
+        }
+        // SAFETY: every byte is 0 or 1 (checked above), the two valid bit patterns of a `bool`,
+        // which has the size and alignment of a byte; the lifetime is the bytes'.
+        Ok(unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<bool>(), bytes.len()) })
+    }
+
+    /// String element `index`'s bytes, copied (they may contain NULs).
+    pub fn string_element(&self, index: usize) -> Result<Vec<u8>, Error> {
+        if self.element_code != DataType::String.onnx_code() || index >= self.numel() {
+            return Err(format!("no string element {index} in this input").into());
+        }
+        let raw = self.api.raw();
+        let mut len = 0usize;
+        // SAFETY: `value` is a live string tensor and `index` is below its element count.
+        let status = unsafe { (raw.GetStringTensorElementLength)(self.value, index, &mut len) };
+        self.api
+            .check(status)
+            .map_err(|e| Error::host("GetStringTensorElementLength", e))?;
+        let mut buf = vec![0u8; len];
+        if len > 0 {
+            // SAFETY: as above; `buf` holds exactly the `len` bytes the host copies.
+            let status = unsafe {
+                (raw.GetStringTensorElement)(self.value, len, index, buf.as_mut_ptr().cast())
+            };
+            self.api
+                .check(status)
+                .map_err(|e| Error::host("GetStringTensorElement", e))?;
+        }
+        Ok(buf)
+    }
+
     /// Whether string element `index` is non-empty.
     pub fn string_is_nonempty(&self, index: usize) -> Result<bool, Error> {
         if self.element_code != DataType::String.onnx_code() || index >= self.numel() {
@@ -277,7 +321,7 @@ impl TypeAndShape {
     /// Sets the element type, sizes (-1 = not fixed) and symbols ("" = none) of an info we made.
     pub(super) fn set(
         &self,
-        element: ort_sys::ONNXTensorElementDataType,
+        element_code: i32,
         sizes: &[i64],
         symbols: &mut [*const std::ffi::c_char],
     ) -> Result<(), Error> {
@@ -287,7 +331,12 @@ impl TypeAndShape {
         // The three calls: `info` is ours and live; the arrays hold `sizes.len()` entries each
         // (asserted) and outlive the calls, which copy them.
         // SAFETY: see above.
-        let status = unsafe { (raw.SetTensorElementType)(self.info, element) };
+        // SAFETY: the C parameter is an enum, passed as an int in the C ABI; taking it as i32
+        // lets a code our enum lacks pass through unchanged (as GetTensorElementType is read).
+        let set_element_type: SetElementTypeAsInt =
+            unsafe { std::mem::transmute::<_, SetElementTypeAsInt>(raw.SetTensorElementType) };
+        // SAFETY: see above.
+        let status = unsafe { set_element_type(self.info, element_code) };
         check("SetTensorElementType", status)?;
         // SAFETY: see above.
         let status = unsafe { (raw.SetDimensions)(self.info, sizes.as_ptr(), sizes.len()) };
