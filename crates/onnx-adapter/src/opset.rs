@@ -25,6 +25,7 @@ pub const NONZERO_9: (c_int, c_int) = (9, 12);
 pub const NONZERO_13: (c_int, c_int) = (13, c_int::MAX);
 
 /// What one ONNX Runtime minor knows of the ONNX domain, measured with a single `Abs` node.
+#[cfg(test)] // measured facts, checked by the tests below; registration needs only the ranges
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostOpsets {
     /// ONNX Runtime minor version (1.x).
@@ -36,6 +37,7 @@ pub struct HostOpsets {
 }
 
 /// Every supported ONNX Runtime minor (1.17 to 1.31), from docs/compatibility.md.
+#[cfg(test)] // measured facts, checked by the tests below; registration needs only the ranges
 pub const HOSTS: &[HostOpsets] = &[
     HostOpsets {
         minor: 17,
@@ -115,6 +117,7 @@ pub const HOSTS: &[HostOpsets] = &[
 ];
 
 /// The entry of [`HOSTS`] for a host version string such as "1.31.1", if it is a supported minor.
+#[cfg(test)] // measured facts, checked by the tests below; registration needs only the ranges
 pub fn host_opsets(version: &str) -> Option<HostOpsets> {
     let mut parts = version.trim().split('.');
     let major: u32 = parts.next()?.parse().ok()?;
@@ -126,6 +129,7 @@ pub fn host_opsets(version: &str) -> Option<HostOpsets> {
 }
 
 /// Whether NonZero at `opset` runs on this library (and not on ONNX Runtime's built-in kernel).
+#[cfg(test)] // measured facts, checked by the tests below; registration needs only the ranges
 pub fn served(opset: c_int) -> bool {
     (NONZERO_9.0..=NONZERO_9.1).contains(&opset) || (NONZERO_13.0..=NONZERO_13.1).contains(&opset)
 }
