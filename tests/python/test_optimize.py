@@ -15,7 +15,7 @@ import onnx
 import pytest
 from onnx import TensorProto as T
 
-from conftest import assert_exact, session
+from conftest import LIB, assert_exact, session
 from onnx_cases import CLI, ROOT
 
 EXPORTED = ROOT / "models/exported"
@@ -65,8 +65,23 @@ def op_counts(graph, counts=None):
     return counts
 
 
+def ort_dylib():
+    """ONNX Runtime's shared library: $ORT_DYLIB_PATH, else the one in this onnxruntime wheel."""
+    import os
+
+    import onnxruntime
+
+    given = os.environ.get("ORT_DYLIB_PATH")
+    if given:
+        return given
+    (lib,) = sorted(pathlib.Path(onnxruntime.__file__).parent.glob("capi/libonnxruntime.so*"))[:1]
+    return str(lib)
+
+
 def optimize(path, tmp_path, *extra):
     out = tmp_path / ("rewritten_" + path.name)
+    if "--check" in extra:
+        extra = (*extra, "--ort-dylib", ort_dylib(), "--library", str(LIB))
     proc = subprocess.run([str(CLI), "optimize", str(path), str(out), *extra],
                           capture_output=True, text=True)
     return proc, out
@@ -185,3 +200,21 @@ def test_cli_unwritable_output(tmp_path):
     assert proc.returncode == 1, proc.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_dir"]
     assert sorted(p.name for p in target.iterdir()) == ["keep"]
+
+
+def test_cli_check_on_a_model_with_nothing_to_rewrite(tmp_path):
+    """--check compares the library with the built-in kernels even when nothing changed."""
+    proc, out = optimize(ROOT / "models/nonzero_opset13_float/model.onnx", tmp_path, "--check")
+    assert proc.returncode == 0, proc.stderr
+    assert "check: 6 runs, every output exactly equal" in proc.stdout
+    assert out.exists()
+
+
+@pytest.mark.parametrize("name", ["x_mask_dynamo18.onnx", "detection_postprocess_ts17.onnx", "nonzero_ts17.onnx"])
+def test_cli_check_on_rewritten_exports(tmp_path, name):
+    """--check on rewritten models: needs the library's ArgWhere/BooleanMask (the `adapter`
+    branch); until then the session cannot be created, the command fails and writes nothing."""
+    proc, out = optimize(EXPORTED / name, tmp_path, "--check")
+    assert proc.returncode == 0, proc.stderr
+    assert "check: 6 runs, every output exactly equal" in proc.stdout
+    assert out.exists()
