@@ -10,8 +10,8 @@ use crate::graph::{int_attr, ints_attr, is_onnx_op, GraphIndex};
 use crate::shapes::ShapeTable;
 use nonzero_proto::onnx::{GraphProto, NodeProto};
 
-/// How many value-preserving steps a chain may have (exporters use at most six).
-const MAX_STEPS: usize = 16;
+/// How many value-preserving steps a chain may have (exporters use at most six; Expand branches in two, so this also bounds the work).
+const MAX_STEPS: usize = 12;
 
 /// What a traced tensor provably holds.
 #[derive(Debug, Clone, PartialEq, Eq)]

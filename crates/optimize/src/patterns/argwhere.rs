@@ -17,7 +17,7 @@ pub fn find(view: &View) -> Option<Edit> {
             return None;
         }
         let traced = trace(view, out)?;
-        let nonzero_out = &node.input[0];
+        let nonzero_out = node.input.first()?;
         let others = view
             .index
             .readers_of(nonzero_out)
