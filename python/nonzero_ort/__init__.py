@@ -14,7 +14,7 @@ import os as _os
 import sys as _sys
 
 __version__ = "0.1.0"
-__all__ = ["DEVICES", "DEVICE_CONFIG_KEY", "get_library_path", "register", "__version__"]
+__all__ = ["DEVICES", "DEVICE_CONFIG_KEY", "get_library_path", "optimize", "register", "__version__"]
 
 #: The session config entry the library reads to choose where NonZero runs.
 DEVICE_CONFIG_KEY = "custom_op.NonZero.device"
@@ -75,3 +75,69 @@ def _is_session_options(obj) -> bool:
     ort = _sys.modules.get("onnxruntime")
     session_options = getattr(ort, "SessionOptions", None)
     return isinstance(session_options, type) and isinstance(obj, session_options)
+
+
+def optimize(model) -> bytes:
+    """Rewrites the NonZero chains that PyTorch's exporters emit (NonZero -> Transpose ->
+    GatherND / Gather) into the library's ``nonzero``-domain ArgWhere and BooleanMask ops, where
+    the graph proves them equivalent; see docs/optimize.md. The rewritten model needs the library
+    registered. Same implementation as ``nonzero optimize`` (the Rust crate, in this package's
+    shared library).
+
+    ``model``: the serialized model (bytes) or a path (str / os.PathLike). Returns the new
+    model's bytes (the input unchanged when there is nothing to rewrite). Raises ValueError when
+    the input is not an ONNX model, TypeError for another argument type.
+    """
+    import ctypes
+
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        data = bytes(model)
+    elif isinstance(model, (str, _os.PathLike)):
+        with open(model, "rb") as f:
+            data = f.read()
+    else:
+        raise TypeError(
+            "nonzero_ort.optimize: expected bytes or a path, got "
+            f"{type(model).__module__}.{type(model).__qualname__}"
+        )
+    lib = _native()
+    out = ctypes.POINTER(ctypes.c_ubyte)()
+    out_len = ctypes.c_size_t()
+    error = ctypes.c_void_p()
+    status = lib.nonzero_ort_optimize(data, len(data), ctypes.byref(out), ctypes.byref(out_len), ctypes.byref(error))
+    if status == 0:
+        try:
+            return ctypes.string_at(out, out_len.value)
+        finally:
+            lib.nonzero_ort_free(out, out_len)
+    if status == 1:
+        try:
+            message = ctypes.string_at(error).decode("utf-8", "replace")
+        finally:
+            lib.nonzero_ort_free_string(error)
+        raise ValueError(f"nonzero_ort.optimize: {message}")
+    raise RuntimeError(f"nonzero_ort.optimize: the library refused the call (status {status})")
+
+
+_NATIVE = None
+
+
+def _native():
+    """The package's shared library through ctypes, with the optimize functions' signatures."""
+    global _NATIVE
+    if _NATIVE is None:
+        import ctypes
+
+        lib = ctypes.CDLL(get_library_path())
+        byte_ptr = ctypes.POINTER(ctypes.c_ubyte)
+        lib.nonzero_ort_optimize.argtypes = [
+            ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(byte_ptr),
+            ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_void_p),
+        ]
+        lib.nonzero_ort_optimize.restype = ctypes.c_int
+        lib.nonzero_ort_free.argtypes = [byte_ptr, ctypes.c_size_t]
+        lib.nonzero_ort_free.restype = None
+        lib.nonzero_ort_free_string.argtypes = [ctypes.c_void_p]
+        lib.nonzero_ort_free_string.restype = None
+        _NATIVE = lib
+    return _NATIVE

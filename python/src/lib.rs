@@ -4,3 +4,6 @@
 //! `dlopen`s it through `SessionOptions.register_custom_ops_library`.
 
 pub use nonzero_ort::RegisterCustomOps;
+
+mod optimize;
+pub use optimize::{nonzero_ort_free, nonzero_ort_free_string, nonzero_ort_optimize};

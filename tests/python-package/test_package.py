@@ -3,6 +3,7 @@
 
 import pathlib
 import re
+import subprocess
 import zipfile
 
 import pytest
@@ -202,3 +203,51 @@ def test_conformance_sample(venv, conformance_sample):
     out = venv.json((HERE / "installed_cases.py").read_text(), str(SHARED), *conformance_sample)
     assert out["compared"] == [c.name for c in conformance_sample]
     assert out["ort"] == ORT_PINNED, out
+
+
+OPTIMIZE_SOURCE = """
+import json, pathlib, sys
+import nonzero_ort
+out = pathlib.Path(sys.argv[1])
+results = {}
+for p in map(pathlib.Path, sys.argv[2:]):
+    by_path = nonzero_ort.optimize(p)
+    assert nonzero_ort.optimize(str(p)) == by_path
+    assert nonzero_ort.optimize(p.read_bytes()) == by_path
+    assert nonzero_ort.optimize(bytearray(p.read_bytes())) == by_path
+    (out / p.name).write_bytes(by_path)
+    results[p.name] = len(by_path)
+print(json.dumps(results))
+"""
+
+
+def test_optimize_is_the_cli_rewriter(venv, tmp_path):
+    """nonzero_ort.optimize (the Rust crate in the wheel's library, through ctypes) gives
+    byte for byte what `nonzero optimize` writes, for bytes, str and PathLike arguments."""
+    cli = ROOT / "target/release/nonzero"
+    models = sorted((ROOT / "models/exported").glob("*.onnx"))
+    assert len(models) >= 16
+    got = venv.json(OPTIMIZE_SOURCE, tmp_path, *models)
+    assert sorted(got) == [m.name for m in models]
+    for m in models:
+        want = tmp_path / ("cli_" + m.name)
+        subprocess.run([str(cli), "optimize", str(m), str(want)], check=True, capture_output=True)
+        assert (tmp_path / m.name).read_bytes() == want.read_bytes(), m.name
+        assert (tmp_path / m.name).read_bytes() != m.read_bytes(), f"{m.name} was not rewritten"
+
+
+def test_optimize_refuses_what_is_not_a_model(venv):
+    got = venv.json("""
+import json, nonzero_ort
+out = []
+for bad in (b"", b"not a model\\xff\\xff", 42):
+    try:
+        nonzero_ort.optimize(bad)
+        out.append(None)
+    except (ValueError, TypeError) as e:
+        out.append([type(e).__name__, str(e)])
+print(json.dumps(out))
+""")
+    assert got[0] == ["ValueError", "nonzero_ort.optimize: not an ONNX model: the ModelProto has no ir_version (a truncated file, or not a model)"]
+    assert got[1][0] == "ValueError" and got[1][1].startswith("nonzero_ort.optimize: not an ONNX model: the bytes do not decode")
+    assert got[2] == ["TypeError", "nonzero_ort.optimize: expected bytes or a path, got builtins.int"]

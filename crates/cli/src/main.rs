@@ -8,6 +8,8 @@ use nonzero_harness::{bundled, pack};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod optimize;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "nonzero",
@@ -65,6 +67,26 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Rewrite exported NonZero chains into ArgWhere / BooleanMask (see docs/optimize.md).
+    Optimize {
+        /// The model to rewrite.
+        input: PathBuf,
+        /// Where to write the rewritten model (written only on success).
+        output: PathBuf,
+        /// Run the original (built-in kernels) and the rewritten model (library) on seeded random
+        /// inputs first; fail unless every output is exactly equal.
+        #[arg(long)]
+        check: bool,
+        /// The custom-op library for --check (default: $NONZERO_ORT_LIB or target/release).
+        #[arg(long)]
+        library: Option<PathBuf>,
+        /// libonnxruntime.so for --check (default: $ORT_DYLIB_PATH).
+        #[arg(long)]
+        ort_dylib: Option<PathBuf>,
+        /// Seeds per symbolic size for --check.
+        #[arg(long, default_value_t = 3)]
+        seeds: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -79,6 +101,24 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<ExitCode> {
     match Cli::parse().command {
+        Command::Optimize {
+            input,
+            output,
+            check,
+            library,
+            ort_dylib,
+            seeds,
+        } => {
+            optimize::optimize_command(&optimize::OptimizeArgs {
+                input,
+                output,
+                check,
+                library,
+                ort_dylib,
+                seeds,
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Models { out } => {
             for (name, case) in bundled::bundled_models() {
                 let dir = out.join(name);

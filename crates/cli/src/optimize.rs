@@ -1,0 +1,108 @@
+//! `nonzero optimize IN OUT [--check]`: rewrite exported NonZero chains (crates/optimize).
+
+use anyhow::{anyhow, bail, Context, Result};
+use nonzero_harness::runner::{self, Status};
+use nonzero_proto::onnx::ModelProto;
+use nonzero_proto::Message;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Settings of one `optimize` run.
+#[derive(Debug, Clone)]
+pub struct OptimizeArgs {
+    pub input: PathBuf,
+    pub output: PathBuf,
+    pub check: bool,
+    pub library: Option<PathBuf>,
+    pub ort_dylib: Option<PathBuf>,
+    pub seeds: u64,
+}
+
+/// Rewrites `input` into `output`; with `check`, runs both first and writes nothing unless
+/// every output is exactly equal.
+pub fn optimize_command(args: &OptimizeArgs) -> Result<()> {
+    let original =
+        std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
+    let (rewritten, report) = nonzero_optimize::optimize(&original)
+        .map_err(|e| anyhow!("{}: {e}", args.input.display()))?;
+    for rewrite in &report.rewrites {
+        println!("{}", rewrite.line);
+    }
+    println!("{}", report.summary());
+    if args.check {
+        check(&original, &rewritten, args)?;
+    }
+    write_atomically(&args.output, &rewritten)?;
+    println!("wrote {}", args.output.display());
+    Ok(())
+}
+
+/// Writes `bytes` to a temporary file next to `path`, then renames it over `path`, so a failed
+/// write leaves nothing behind.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("{}: not a file path", path.display()))?;
+    let temp = dir.join(format!(
+        ".{}.{}.tmp",
+        file_name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> Result<()> {
+        let mut f = std::fs::File::create(&temp)
+            .with_context(|| format!("cannot write the output {}", path.display()))?;
+        f.write_all(bytes)
+            .and_then(|_| f.sync_all())
+            .with_context(|| format!("writing {}", temp.display()))?;
+        std::fs::rename(&temp, path)
+            .with_context(|| format!("cannot write the output {}", path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Runs the original model on ONNX Runtime's built-in kernels and the rewritten one with the
+/// library, on seeded random inputs (two sizes for symbolic dimensions), and compares exactly.
+fn check(original: &[u8], rewritten: &[u8], args: &OptimizeArgs) -> Result<()> {
+    let library = args
+        .library
+        .clone()
+        .or_else(runner::default_library)
+        .ok_or_else(|| {
+            anyhow!("--check needs the custom-op library: pass --library or set NONZERO_ORT_LIB")
+        })?;
+    runner::init_ort(args.ort_dylib.as_deref())?;
+    let model = ModelProto::decode(original)?;
+    let mut builtin = runner::session(original, None, 0).context("original model, built-in")?;
+    let mut ours =
+        runner::session(rewritten, Some(&library), 0).context("rewritten model, library")?;
+    let mut runs = 0;
+    for seed in 0..args.seeds {
+        for symbolic_size in [5, 64] {
+            let inputs = runner::random_inputs(&model, symbolic_size, 0x5eed + seed)?;
+            let want = runner::run(&mut builtin, &inputs).context("running the original")?;
+            let got = runner::run(&mut ours, &inputs).context("running the rewritten model")?;
+            if want.len() != got.len() {
+                bail!(
+                    "check failed: {} outputs, the original has {}",
+                    got.len(),
+                    want.len()
+                );
+            }
+            if let Status::Mismatch(m) = runner::compare(&got, &want) {
+                bail!("check failed (seed {seed}, symbolic size {symbolic_size}): {m}");
+            }
+            runs += 1;
+        }
+    }
+    println!(
+        "check: {runs} runs, every output exactly equal to the original's on the built-in kernels"
+    );
+    Ok(())
+}

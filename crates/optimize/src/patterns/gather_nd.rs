@@ -1,0 +1,53 @@
+//! `GatherND(data, Transpose(NonZero(mask)), batch_dims=0)` is `BooleanMask(data, mask)` when
+//! the mask is bool, of rank k >= 1, and data's first k dimensions are provably the mask's: both
+//! give `[nnz] + data.shape[k:]`, the selected slices in row-major order. The index operand may
+//! come through value-preserving steps (see `crate::trace`), which covers the dynamo exporter's
+//! 1-D form; a mask made by `Expand(m, Shape(data))` has data's shape by construction.
+
+use super::{chain_text, nonzero_node, Edit, Kind};
+use crate::graph::{describe, fresh_node_name, int_attr, is_onnx_op};
+use crate::shapes::BOOL;
+use crate::trace::{trace, Traced, View};
+
+pub fn find(view: &View) -> Option<Edit> {
+    view.graph.node.iter().enumerate().find_map(|(i, node)| {
+        let shape_ok = is_onnx_op(node, "GatherND")
+            && node.input.len() == 2
+            && node.output.len() == 1
+            && int_attr(node, "batch_dims").ok()?.unwrap_or(0) == 0;
+        if !shape_ok {
+            return None;
+        }
+        let (data, indices, out) = (&node.input[0], &node.input[1], &node.output[0]);
+        let traced = trace(view, indices).filter(|t| !t.squeezed)?;
+        leading_dims_match(view, data, &traced, traced.mask_rank)?;
+        let name = fresh_node_name(view.graph, &format!("{}_boolean_mask", describe(node)));
+        let line = format!(
+            "BooleanMask: {} -> GatherND ({}) became BooleanMask({}, {}) -> {}",
+            chain_text(view, &traced.chain),
+            describe(node),
+            data,
+            traced.mask,
+            out
+        );
+        Some(Edit {
+            node: i,
+            replacement: nonzero_node("BooleanMask", name, &[data, &traced.mask], out),
+            kind: Kind::BooleanMaskGatherNd,
+            line,
+            chain: traced.chain,
+        })
+    })
+}
+
+/// `Some(())` when the mask is bool and data's first `k` dimensions are provably the mask's.
+pub fn leading_dims_match(view: &View, data: &str, traced: &Traced, k: usize) -> Option<()> {
+    let mask = view.shapes.get(&traced.mask);
+    let data = view.shapes.get(data);
+    let (mask_dims, data_dims) = (mask.dims?, data.dims?);
+    let proven = mask.elem_type == Some(BOOL)
+        && mask_dims.len() == k
+        && data_dims.len() >= k
+        && mask_dims.iter().zip(&data_dims).all(|(m, d)| m.same(d));
+    proven.then_some(())
+}

@@ -1,0 +1,75 @@
+//! The rewrites, one per file. Each finds its first match in a graph and describes the edit;
+//! `crate::rewrite` applies it and looks again.
+
+mod argwhere;
+mod gather_columns;
+mod gather_nd;
+
+use crate::trace::View;
+use nonzero_proto::onnx::{AttributeProto, NodeProto};
+
+/// The domain of the ops the rewriter emits, and its opset version.
+pub const DOMAIN: &str = "nonzero";
+pub const DOMAIN_VERSION: i64 = 1;
+
+/// Which op a rewrite introduced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// `NonZero -> Transpose` became `ArgWhere`.
+    ArgWhere,
+    /// `NonZero -> Transpose -> ... -> GatherND` became `BooleanMask`.
+    BooleanMaskGatherNd,
+    /// `NonZero -> Transpose -> Split/Slice -> Squeeze -> Gather(axis=0)` became `BooleanMask`.
+    BooleanMaskGather,
+}
+
+impl Kind {
+    pub fn op_type(self) -> &'static str {
+        match self {
+            Kind::ArgWhere => "ArgWhere",
+            Kind::BooleanMaskGatherNd | Kind::BooleanMaskGather => "BooleanMask",
+        }
+    }
+}
+
+/// One rewrite: node `node` is replaced by `replacement` (same outputs).
+#[derive(Debug)]
+pub struct Edit {
+    pub node: usize,
+    pub replacement: NodeProto,
+    pub kind: Kind,
+    pub line: String,
+    /// Outputs of the nodes the replaced one made redundant (removed if nothing else reads them).
+    pub chain: Vec<String>,
+}
+
+/// The first rewrite to apply in the graph, if any: BooleanMask patterns before ArgWhere, so
+/// that a chain ending in GatherND/Gather is fused whole rather than cut at the Transpose.
+pub fn find(view: &View) -> Option<Edit> {
+    gather_nd::find(view)
+        .or_else(|| gather_columns::find(view))
+        .or_else(|| argwhere::find(view))
+}
+
+/// A node of the `nonzero` domain.
+fn nonzero_node(op_type: &str, name: String, inputs: &[&str], output: &str) -> NodeProto {
+    NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![output.to_string()],
+        name: Some(name),
+        op_type: Some(op_type.to_string()),
+        domain: Some(DOMAIN.to_string()),
+        attribute: Vec::<AttributeProto>::new(),
+        ..Default::default()
+    }
+}
+
+/// `NonZero -> Transpose -> Squeeze ...` as text for reports.
+fn chain_text(view: &View, chain: &[String]) -> String {
+    chain
+        .iter()
+        .filter_map(|n| view.producer(n))
+        .map(|n| n.op_type.clone().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join(" -> ")
+}

@@ -1,0 +1,71 @@
+//! Input that is not a model, or not one we may rewrite.
+
+use super::*;
+use crate::{OptimizeError, MAX_SUBGRAPH_DEPTH};
+
+fn argwhere_model() -> Vec<u8> {
+    model(
+        graph(
+            vec![
+                node("NonZero", &["x"], &["nz"], vec![]),
+                node("Transpose", &["nz"], &["y"], vec![ints("perm", &[1, 0])]),
+            ],
+            vec![value("x", FLOAT, Some(&["N", "4"]))],
+            &["y"],
+            vec![],
+        ),
+        17,
+    )
+}
+
+#[test]
+fn empty_and_garbage_are_refused() {
+    assert_eq!(optimize(b""), Err(OptimizeError::Incomplete("ir_version")));
+    let err = optimize(b"this is not a model\xff\xff\xff").unwrap_err();
+    assert!(matches!(err, OptimizeError::NotAModel(_)), "{err:?}");
+    assert!(err.to_string().starts_with("not an ONNX model"), "{err}");
+}
+
+#[test]
+fn every_truncation_is_an_error_or_a_model() {
+    let bytes = argwhere_model();
+    for len in 0..bytes.len() {
+        if let Ok((out, _)) = optimize(&bytes[..len]) {
+            ModelProto::decode(out.as_slice()).expect("output re-parses");
+        }
+    }
+    // Cut inside the graph: the graph field's length prefix no longer fits.
+    assert!(optimize(&bytes[..bytes.len() - 3]).is_err());
+}
+
+#[test]
+fn other_nonzero_domain_version_is_refused() {
+    let mut m = ModelProto::decode(argwhere_model().as_slice()).unwrap();
+    m.opset_import.push(OperatorSetIdProto {
+        domain: Some("nonzero".into()),
+        version: Some(2),
+    });
+    assert_eq!(
+        optimize(&m.encode_to_vec()),
+        Err(OptimizeError::DomainVersion(2))
+    );
+}
+
+#[test]
+fn deep_subgraph_nesting_is_refused() {
+    let mut g = graph(vec![], vec![], &[], vec![]);
+    for _ in 0..=MAX_SUBGRAPH_DEPTH {
+        g = graph(
+            vec![node(
+                "If",
+                &["c"],
+                &["y"],
+                vec![graph_attr("then_branch", g)],
+            )],
+            vec![],
+            &[],
+            vec![],
+        );
+    }
+    assert_eq!(optimize(&model(g, 13)), Err(OptimizeError::TooDeep));
+}

@@ -1,0 +1,207 @@
+//! What must not be rewritten, or only partly.
+
+use super::*;
+use crate::Kind;
+
+fn chain(mask: ValueInfoProto, data: ValueInfoProto, gather_attrs: Vec<AttributeProto>) -> Vec<u8> {
+    let (m, x) = (mask.name.clone().unwrap(), data.name.clone().unwrap());
+    model(
+        graph(
+            vec![
+                node("NonZero", &[&m], &["nz"], vec![]),
+                node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+                node("GatherND", &[&x, "t"], &["y"], gather_attrs),
+            ],
+            vec![data, mask],
+            &["y"],
+            vec![],
+        ),
+        17,
+    )
+}
+
+#[test]
+fn unknown_rank_or_scalar_is_left_alone() {
+    for dims in [None, Some(&[][..])] {
+        let bytes = chain(
+            value("m", BOOL, dims),
+            value("x", FLOAT, Some(&["3"])),
+            vec![],
+        );
+        let (out, report) = optimize(&bytes).unwrap();
+        assert_eq!(out, bytes, "dims {dims:?}");
+        assert!(report.rewrites.is_empty());
+        assert_eq!(
+            report.summary(),
+            "nothing to rewrite (1 graph searched); model unchanged"
+        );
+    }
+}
+
+#[test]
+fn non_bool_mask_keeps_gather_nd() {
+    let bytes = chain(
+        value("m", FLOAT, Some(&["3"])),
+        value("x", FLOAT, Some(&["3"])),
+        vec![],
+    );
+    let (m, report) = run(&bytes);
+    assert_eq!(
+        main_listing(&m),
+        ["nonzero.ArgWhere(m)->t", "GatherND(x,t)->y"]
+    );
+    assert_eq!(report.count(Kind::ArgWhere), 1);
+}
+
+#[test]
+fn unproven_leading_dims_keep_gather_nd() {
+    for (mask, data) in [
+        (&["N"][..], &["M", "4"][..]),
+        (&["3"], &["4"]),
+        (&["3", "4"], &["3"]),
+    ] {
+        let bytes = chain(
+            value("m", BOOL, Some(mask)),
+            value("x", FLOAT, Some(data)),
+            vec![],
+        );
+        let (m, _) = run(&bytes);
+        assert_eq!(
+            main_listing(&m),
+            ["nonzero.ArgWhere(m)->t", "GatherND(x,t)->y"],
+            "{mask:?} {data:?}"
+        );
+    }
+}
+
+#[test]
+fn batch_dims_one_keeps_gather_nd() {
+    let bytes = chain(
+        value("m", BOOL, Some(&["3"])),
+        value("x", FLOAT, Some(&["3", "2"])),
+        vec![int("batch_dims", 1)],
+    );
+    let (m, _) = run(&bytes);
+    assert_eq!(
+        main_listing(&m),
+        ["nonzero.ArgWhere(m)->t", "GatherND(x,t)->y"]
+    );
+}
+
+#[test]
+fn other_perm_is_left_alone() {
+    let g = graph(
+        vec![
+            node("NonZero", &["x"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["y"], vec![ints("perm", &[0, 1])]),
+        ],
+        vec![value("x", FLOAT, Some(&["3", "4"]))],
+        &["y"],
+        vec![],
+    );
+    let bytes = model(g, 13);
+    assert_eq!(optimize(&bytes).unwrap().0, bytes);
+}
+
+#[test]
+fn nonzero_with_two_readers_is_kept() {
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["x", "t"], &["y"], vec![]),
+            node("Shape", &["nz"], &["s"], vec![]),
+        ],
+        vec![
+            value("x", FLOAT, Some(&["N"])),
+            value("m", BOOL, Some(&["N"])),
+        ],
+        &["y", "s", "nz"],
+        vec![],
+    );
+    let (m, report) = run(&model(g, 13));
+    assert_eq!(
+        main_listing(&m),
+        [
+            "NonZero(m)->nz",
+            "nonzero.BooleanMask(x,m)->y",
+            "Shape(nz)->s"
+        ]
+    );
+    assert_eq!(report.removed_nodes, 1);
+}
+
+#[test]
+fn transposed_output_with_two_readers_keeps_argwhere() {
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["x", "t"], &["y"], vec![]),
+        ],
+        vec![
+            value("x", FLOAT, Some(&["N"])),
+            value("m", BOOL, Some(&["N"])),
+        ],
+        &["y", "t"],
+        vec![],
+    );
+    let (m, report) = run(&model(g, 13));
+    assert_eq!(
+        main_listing(&m),
+        ["nonzero.ArgWhere(m)->t", "nonzero.BooleanMask(x,m)->y"]
+    );
+    assert_eq!(report.rewrites.len(), 2);
+}
+
+#[test]
+fn gather_on_axis_one_keeps_columns() {
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("Squeeze", &["t", "one"], &["sq"], vec![]),
+            node("Gather", &["x", "sq"], &["y"], vec![int("axis", 1)]),
+        ],
+        vec![
+            value("x", FLOAT, Some(&["N", "N"])),
+            value("m", BOOL, Some(&["N"])),
+        ],
+        &["y"],
+        vec![int64s("one", &[1])],
+    );
+    let (m, _) = run(&model(g, 13));
+    assert_eq!(
+        main_listing(&m),
+        [
+            "nonzero.ArgWhere(m)->t",
+            "Squeeze(t,one)->sq",
+            "Gather(x,sq)->y"
+        ]
+    );
+}
+
+#[test]
+fn expand_to_another_tensors_shape_is_not_identity() {
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("Squeeze", &["t", "one"], &["sq"], vec![]),
+            node("Shape", &["other"], &["sh"], vec![]),
+            node("Expand", &["sq", "sh"], &["e"], vec![]),
+            node("Unsqueeze", &["e", "one"], &["u"], vec![]),
+            node("GatherND", &["x", "u"], &["y"], vec![]),
+        ],
+        vec![
+            value("x", FLOAT, Some(&["N"])),
+            value("m", BOOL, Some(&["N"])),
+            value("other", INT64, Some(&["K"])),
+        ],
+        &["y"],
+        vec![int64s("one", &[1])],
+    );
+    let (m, _) = run(&model(g, 13));
+    assert_eq!(main_listing(&m)[0], "nonzero.ArgWhere(m)->t");
+    assert_eq!(main_listing(&m).len(), 6);
+}

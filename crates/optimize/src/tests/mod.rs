@@ -1,0 +1,153 @@
+//! Graph in -> graph out tests, on models built here node by node.
+
+mod bad_input;
+mod chains;
+mod guards;
+
+use crate::{optimize, Report};
+use nonzero_proto::onnx::attribute_proto::AttributeType;
+use nonzero_proto::onnx::tensor_shape_proto::{dimension, Dimension};
+use nonzero_proto::onnx::{
+    type_proto, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto,
+    TensorShapeProto, TypeProto, ValueInfoProto,
+};
+use nonzero_proto::Message;
+
+pub const FLOAT: i32 = 1;
+pub const BOOL: i32 = 9;
+pub const INT64: i32 = 7;
+
+pub fn node(op: &str, inputs: &[&str], outputs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
+    NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: outputs.iter().map(|s| s.to_string()).collect(),
+        name: Some(format!("{op}_{}", outputs.first().unwrap_or(&""))),
+        op_type: Some(op.into()),
+        domain: Some(String::new()),
+        attribute: attrs,
+        ..Default::default()
+    }
+}
+
+pub fn ints(name: &str, values: &[i64]) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Ints as i32),
+        ints: values.to_vec(),
+        ..Default::default()
+    }
+}
+
+pub fn int(name: &str, value: i64) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Int as i32),
+        i: Some(value),
+        ..Default::default()
+    }
+}
+
+pub fn graph_attr(name: &str, g: GraphProto) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Graph as i32),
+        g: Some(g),
+        ..Default::default()
+    }
+}
+
+/// A tensor value info; dims are numbers or symbolic names, `None` for unknown rank.
+pub fn value(name: &str, elem: i32, dims: Option<&[&str]>) -> ValueInfoProto {
+    let shape = dims.map(|dims| TensorShapeProto {
+        dim: dims
+            .iter()
+            .map(|d| Dimension {
+                value: Some(match d.parse::<i64>() {
+                    Ok(v) => dimension::Value::DimValue(v),
+                    Err(_) => dimension::Value::DimParam(d.to_string()),
+                }),
+                ..Default::default()
+            })
+            .collect(),
+    });
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(type_proto::Value::TensorType(type_proto::Tensor {
+                elem_type: Some(elem),
+                shape,
+            })),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+pub fn int64s(name: &str, values: &[i64]) -> TensorProto {
+    TensorProto {
+        dims: vec![values.len() as i64],
+        data_type: Some(INT64),
+        name: Some(name.into()),
+        int64_data: values.to_vec(),
+        ..Default::default()
+    }
+}
+
+pub fn graph(
+    nodes: Vec<NodeProto>,
+    inputs: Vec<ValueInfoProto>,
+    outputs: &[&str],
+    initializers: Vec<TensorProto>,
+) -> GraphProto {
+    GraphProto {
+        node: nodes,
+        name: Some("g".into()),
+        initializer: initializers,
+        input: inputs,
+        output: outputs.iter().map(|o| value(o, 0, None)).collect(),
+        ..Default::default()
+    }
+}
+
+pub fn model(g: GraphProto, opset: i64) -> Vec<u8> {
+    ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(opset),
+        }],
+        graph: Some(g),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+/// Optimizes and returns the decoded result and report.
+pub fn run(bytes: &[u8]) -> (ModelProto, Report) {
+    let (out, report) = optimize(bytes).expect("optimize");
+    (
+        ModelProto::decode(out.as_slice()).expect("re-parse"),
+        report,
+    )
+}
+
+/// `op(inputs)->outputs` per node, domain-qualified for non-ONNX ops.
+pub fn listing(g: &GraphProto) -> Vec<String> {
+    g.node
+        .iter()
+        .map(|n| {
+            let domain = n.domain.as_deref().unwrap_or("");
+            let op = n.op_type.as_deref().unwrap_or("");
+            let qualified = if domain.is_empty() {
+                op.to_string()
+            } else {
+                format!("{domain}.{op}")
+            };
+            format!("{qualified}({})->{}", n.input.join(","), n.output.join(","))
+        })
+        .collect()
+}
+
+pub fn main_listing(m: &ModelProto) -> Vec<String> {
+    listing(m.graph.as_ref().unwrap())
+}

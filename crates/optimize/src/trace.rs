@@ -1,0 +1,199 @@
+//! Following an index tensor back to the `Transpose(NonZero(mask))` it equals.
+//!
+//! Exporters wrap the transposed NonZero in steps that do not change its values: the dynamo
+//! exporter's `Squeeze([1]) -> Max -> Shape -> Expand -> Unsqueeze(-1)` for a 1-D mask,
+//! `Slice` or single-output `Split` of the one column of a 1-D mask, `Identity`. [`trace`]
+//! proves, one step at a time, that a tensor holds exactly the coordinates of a mask, either as
+//! `[nnz, k]` (the transposed NonZero) or, for a 1-D mask, squeezed to `[nnz]`.
+
+use crate::graph::{int_attr, ints_attr, is_onnx_op, GraphIndex};
+use crate::shapes::ShapeTable;
+use nonzero_proto::onnx::{GraphProto, NodeProto};
+
+/// How many value-preserving steps a chain may have (exporters use at most six; Expand branches in two, so this also bounds the work).
+const MAX_STEPS: usize = 12;
+
+/// What a traced tensor provably holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Traced {
+    /// The NonZero's input.
+    pub mask: String,
+    /// The mask's rank (known, at least 1).
+    pub mask_rank: usize,
+    /// `[nnz]` (only for a 1-D mask) instead of `[nnz, mask_rank]`.
+    pub squeezed: bool,
+    /// Output names of the chain's nodes, NonZero first, the traced tensor last.
+    pub chain: Vec<String>,
+}
+
+/// The graph and what is known about it, for pattern matching.
+#[derive(Debug, Clone, Copy)]
+pub struct View<'a> {
+    pub graph: &'a GraphProto,
+    pub index: &'a GraphIndex,
+    pub shapes: &'a ShapeTable,
+}
+
+impl<'a> View<'a> {
+    pub fn producer(&self, name: &str) -> Option<&'a NodeProto> {
+        self.index.producer_of(self.graph, name)
+    }
+
+    /// The values of an axes-like operand: the attribute `attr_name`, else input `slot`.
+    pub fn axes(&self, node: &NodeProto, attr_name: &str, slot: usize) -> Option<Vec<i64>> {
+        match ints_attr(node, attr_name) {
+            Ok(Some(v)) => Some(v),
+            Ok(None) => self.index.const_ints(self.graph, node.input.get(slot)?),
+            Err(()) => None,
+        }
+    }
+}
+
+/// The rank of the NonZero input `mask`, proven at least 1: from its own shape, else from the
+/// NonZero output's declared `[rank, nnz]`.
+pub fn mask_rank(view: &View, mask: &str, nonzero_out: &str) -> Option<usize> {
+    let from_mask = view.shapes.get(mask).rank();
+    let from_output = match view.shapes.get(nonzero_out).dims.as_deref() {
+        Some([crate::shapes::Dim::Static(r), _]) => usize::try_from(*r).ok(),
+        _ => None,
+    };
+    from_mask.or(from_output).filter(|&r| r >= 1)
+}
+
+/// True for an axis list naming the second axis of a rank-2 tensor.
+fn is_axis_one(axes: &[i64]) -> bool {
+    matches!(axes, [1] | [-1])
+}
+
+/// True for a single-input, single-output node.
+fn unary(node: &NodeProto) -> bool {
+    node.input.len() == 1 && node.output.len() == 1
+}
+
+/// `name` as the transposed NonZero of a mask, through value-preserving steps.
+pub fn trace(view: &View, name: &str) -> Option<Traced> {
+    trace_at(view, name, 0)
+}
+
+fn trace_at(view: &View, name: &str, depth: usize) -> Option<Traced> {
+    if depth > MAX_STEPS {
+        return None;
+    }
+    let node = view.producer(name)?;
+    let step = |input: &str| trace_at(view, input, depth + 1);
+    let extend = |mut t: Traced, squeezed: bool| {
+        t.squeezed = squeezed;
+        t.chain.push(name.to_string());
+        Some(t)
+    };
+    let input0 = node.input.first().map(String::as_str).unwrap_or("");
+    let op = node.op_type.as_deref().unwrap_or("");
+    if !is_onnx_op(node, op) || input0.is_empty() {
+        return None;
+    }
+    match op {
+        "Transpose" if unary(node) => {
+            let perm = ints_attr(node, "perm").ok()?;
+            // Without perm a Transpose reverses the axes, which for NonZero's rank 2 is [1, 0].
+            if !matches!(perm.as_deref(), None | Some([1, 0])) {
+                return None;
+            }
+            let nonzero = view.producer(input0)?;
+            let is_nonzero =
+                is_onnx_op(nonzero, "NonZero") && unary(nonzero) && !nonzero.input[0].is_empty();
+            if !is_nonzero {
+                return None;
+            }
+            let mask = nonzero.input[0].clone();
+            let mask_rank = mask_rank(view, &mask, input0)?;
+            Some(Traced {
+                mask,
+                mask_rank,
+                squeezed: false,
+                chain: vec![input0.to_string(), name.to_string()],
+            })
+        }
+        // Identity, and Max/Min of a single input, return their input.
+        "Identity" | "Max" | "Min" if unary(node) => {
+            let t = step(input0)?;
+            let squeezed = t.squeezed;
+            extend(t, squeezed)
+        }
+        "Squeeze" if node.output.len() == 1 => {
+            let t = step(input0)?;
+            let axes = view.axes(node, "axes", 1)?;
+            (!t.squeezed && t.mask_rank == 1 && is_axis_one(&axes)).then_some(())?;
+            extend(t, true)
+        }
+        "Unsqueeze" if node.output.len() == 1 => {
+            let t = step(input0)?;
+            let axes = view.axes(node, "axes", 1)?;
+            (t.squeezed && is_axis_one(&axes)).then_some(())?;
+            extend(t, false)
+        }
+        "Split" if node.output.len() == 1 => {
+            // One output: the whole tensor, whatever the split sizes say (they must sum to it).
+            let t = step(input0)?;
+            let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
+            (!t.squeezed && t.mask_rank == 1 && matches!(axis, 1 | -1)).then_some(())?;
+            extend(t, false)
+        }
+        "Slice" if node.output.len() == 1 => {
+            let t = step(input0)?;
+            (!t.squeezed && t.mask_rank == 1 && slice_keeps_column(view, node)?).then_some(())?;
+            extend(t, false)
+        }
+        "Expand" if node.input.len() == 2 && node.output.len() == 1 => {
+            // Expand(v, Shape(w)) with w provably equal to v is v.
+            let t = step(input0)?;
+            let shape = view.producer(&node.input[1])?;
+            let whole_shape = is_onnx_op(shape, "Shape")
+                && unary(shape)
+                && int_attr(shape, "start").ok()?.unwrap_or(0) == 0
+                && int_attr(shape, "end").ok()?.is_none();
+            let same_values = |w: &str| w == input0 || step(w).is_some_and(|u| same(&u, &t));
+            (whole_shape && same_values(&shape.input[0])).then_some(())?;
+            let squeezed = t.squeezed;
+            extend(t, squeezed)
+        }
+        _ => None,
+    }
+}
+
+/// Same mask, same layout.
+fn same(a: &Traced, b: &Traced) -> bool {
+    a.mask == b.mask && a.squeezed == b.squeezed
+}
+
+/// True when a Slice of a `[nnz, 1]` tensor keeps all of it: axis 1, start 0, end >= 1, step 1.
+fn slice_keeps_column(view: &View, node: &NodeProto) -> Option<bool> {
+    let (starts, ends, axes, steps) = if node.input.len() == 1 {
+        // Opset 1-9: attributes.
+        (
+            ints_attr(node, "starts").ok()??,
+            ints_attr(node, "ends").ok()??,
+            ints_attr(node, "axes").ok()?,
+            None,
+        )
+    } else {
+        let operand = |slot: usize| match node.input.get(slot) {
+            None => Some(None),
+            Some(n) if n.is_empty() => Some(None),
+            Some(n) => view.index.const_ints(view.graph, n).map(Some),
+        };
+        (operand(1)??, operand(2)??, operand(3)?, operand(4)?)
+    };
+    let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
+    let steps = steps.unwrap_or(vec![1; starts.len()]);
+    if starts.len() != ends.len() || starts.len() != axes.len() || starts.len() != steps.len() {
+        return Some(false);
+    }
+    Some(
+        (0..starts.len()).all(|i| match axes[i] {
+            // The row axis: must take everything.
+            0 | -2 => starts[i] == 0 && ends[i] >= i64::from(i32::MAX) && steps[i] == 1,
+            1 | -1 => starts[i] == 0 && ends[i] >= 1 && steps[i] == 1,
+            _ => false,
+        }) && axes.iter().any(|&a| matches!(a, 1 | -1)),
+    )
+}

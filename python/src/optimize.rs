@@ -1,0 +1,85 @@
+//! `nonzero_ort.optimize` for Python: the `nonzero-optimize` crate behind a C ABI that
+//! `nonzero_ort/__init__.py` calls through ctypes (so the rewriter has one implementation, and
+//! the package still needs no compiled Python module).
+
+use std::ffi::{c_char, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Success.
+const OK: i32 = 0;
+/// The model was refused or a panic was caught; `*error` holds the message.
+const FAILED: i32 = 1;
+/// A null out-pointer: nothing was done.
+const BAD_CALL: i32 = 2;
+
+/// Rewrites the serialized ONNX model `model[..len]` (see docs/optimize.md).
+///
+/// On success returns 0 and stores the new model in `*out`/`*out_len` (free it with
+/// [`nonzero_ort_free`]). On failure returns 1 and stores a NUL-terminated message in `*error`
+/// (free it with [`nonzero_ort_free_string`]). Returns 2, touching nothing, when an out-pointer
+/// is null. No panic crosses this boundary.
+///
+/// # Safety
+/// `model` must be valid for reads of `len` bytes (or `len` must be 0); `out`, `out_len` and
+/// `error` must be valid for one pointer-sized write each.
+#[no_mangle]
+pub unsafe extern "C" fn nonzero_ort_optimize(
+    model: *const u8,
+    len: usize,
+    out: *mut *mut u8,
+    out_len: *mut usize,
+    error: *mut *mut c_char,
+) -> i32 {
+    if out.is_null() || out_len.is_null() || error.is_null() || (model.is_null() && len > 0) {
+        return BAD_CALL;
+    }
+    let bytes: &[u8] = if len == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller guarantees `model` is valid for `len` bytes (checked non-null above).
+        unsafe { std::slice::from_raw_parts(model, len) }
+    };
+    let result = catch_unwind(AssertUnwindSafe(|| nonzero_optimize::optimize(bytes)));
+    let message = match result {
+        Ok(Ok((model, _report))) => {
+            let boxed = model.into_boxed_slice();
+            // SAFETY: both out-pointers were checked non-null and the caller guarantees they
+            // are writable.
+            unsafe {
+                *out_len = boxed.len();
+                *out = Box::into_raw(boxed).cast::<u8>();
+            }
+            return OK;
+        }
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => "nonzero_ort.optimize: internal error (a panic was caught)".to_string(),
+    };
+    let message = CString::new(message.replace('\0', " ")).expect("NULs replaced");
+    // SAFETY: `error` was checked non-null and the caller guarantees it is writable.
+    unsafe { *error = message.into_raw() };
+    FAILED
+}
+
+/// Frees a model returned by [`nonzero_ort_optimize`].
+///
+/// # Safety
+/// `ptr`/`len` must be exactly a pair returned by `nonzero_ort_optimize`, freed once.
+#[no_mangle]
+pub unsafe extern "C" fn nonzero_ort_free(ptr: *mut u8, len: usize) {
+    if !ptr.is_null() {
+        // SAFETY: `ptr`/`len` came from `Box::<[u8]>::into_raw` in nonzero_ort_optimize.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len)) });
+    }
+}
+
+/// Frees an error message returned by [`nonzero_ort_optimize`].
+///
+/// # Safety
+/// `ptr` must be a message returned by `nonzero_ort_optimize`, freed once.
+#[no_mangle]
+pub unsafe extern "C" fn nonzero_ort_free_string(ptr: *mut c_char) {
+    if !ptr.is_null() {
+        // SAFETY: `ptr` came from `CString::into_raw` in nonzero_ort_optimize.
+        drop(unsafe { CString::from_raw(ptr) });
+    }
+}
