@@ -1,6 +1,7 @@
 """Shared set-up for the end-to-end tests: a real ONNX Runtime (from PyPI) with the real
 libnonzero_ort.so, and the conformance pack written by `nonzero conformance`."""
 
+import functools
 import os
 import pathlib
 
@@ -81,3 +82,12 @@ def numpy_nonzero(t: TensorProto, a: np.ndarray) -> np.ndarray:
         return np.zeros((0, int(bool(mask))), dtype=np.int64)
     return np.array(np.nonzero(mask), dtype=np.int64).reshape(mask.ndim, -1)
 
+
+@functools.cache
+def backend_node_cases():
+    """Every case of ONNX's backend node suite, collected once per process: onnx's
+    collect_testcases imports its case modules only on the first call and keeps that call's op
+    filter, so two calls with different filters in one pytest run would see one list."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    return tuple(collect_testcases(None))  # None: every op (onnx < 1.17 has no default)
