@@ -255,8 +255,9 @@ fn boolean_mask_selects_exact_elements_past_two_to_the_32() {
     let mask = bool_buffer(n, &selected);
     let mut x = touched_zeroed::<u8>(n);
     for &p in &selected {
-        for q in p.saturating_sub(1)..=(p + 1).min(n - 1) {
-            x[q] = value(q);
+        let first = p.saturating_sub(1);
+        for (q, b) in (first..).zip(&mut x[first..=(p + 1).min(n - 1)]) {
+            *b = value(q);
         }
     }
     let alloc = t.elapsed();
