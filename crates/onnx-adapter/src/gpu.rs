@@ -18,12 +18,7 @@ static GPU: std::sync::OnceLock<Result<Gpu, String>> = std::sync::OnceLock::new(
 
 #[cfg(feature = "gpu")]
 fn caught<T>(what: &str, body: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or_else(|panic| {
-        Err(format!(
-            "{what} panicked: {}",
-            crate::guard::panic_message(&panic)
-        ))
-    })
+    crate::ort::catch_panic(body).unwrap_or_else(|panic| Err(format!("{what} panicked: {panic}")))
 }
 
 #[cfg(feature = "gpu")]

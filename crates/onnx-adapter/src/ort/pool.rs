@@ -1,26 +1,41 @@
 //! Runs op-core's tasks on the session's intra-op thread pool (`KernelContext_ParallelFor`), so
 //! that `intra_op_num_threads` bounds this kernel as it bounds ONNX Runtime's own.
 
-use crate::api::Api;
+use super::api::Api;
+use super::status::catch_panic;
 use nonzero_core::Executor;
 use ort_sys::OrtKernelContext;
 use std::ffi::c_void;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Upper bound used to size the task list: ONNX Runtime does not expose its pool's size to
 /// custom ops, and extra tasks on a smaller pool only cost a queue push each.
 const ASSUMED_POOL_THREADS: usize = 16;
 
-pub struct OrtPool {
-    pub api: Api,
-    pub context: *const OrtKernelContext,
+/// The pool of one compute call (`'a`).
+pub struct OrtPool<'a> {
+    api: Api,
+    context: *const OrtKernelContext,
+    call: PhantomData<&'a ()>,
 }
 
 // SAFETY: the kernel context outlives the compute call that owns this value, and
 // KernelContext_ParallelFor is called with it from the compute thread only; pool threads never
 // touch the context.
-unsafe impl Sync for OrtPool {}
+unsafe impl Sync for OrtPool<'_> {}
+
+impl OrtPool<'_> {
+    /// # Safety
+    /// `context` must be the live kernel context of the current compute call, lasting for `'a`.
+    pub(super) unsafe fn new<'a>(api: Api, context: *const OrtKernelContext) -> OrtPool<'a> {
+        OrtPool {
+            api,
+            context,
+            call: PhantomData,
+        }
+    }
+}
 
 struct Job<'a> {
     task: &'a (dyn Fn(usize) + Sync),
@@ -32,12 +47,12 @@ struct Job<'a> {
 unsafe extern "C" fn run_task(job: *mut c_void, index: usize) {
     // SAFETY: `job` is the `Job` passed to KernelContext_ParallelFor below, alive for the call.
     let job = unsafe { &*(job as *const Job<'_>) };
-    if catch_unwind(AssertUnwindSafe(|| (job.task)(index))).is_err() {
+    if catch_panic(|| (job.task)(index)).is_err() {
         job.panicked.store(true, Ordering::SeqCst);
     }
 }
 
-impl Executor for OrtPool {
+impl Executor for OrtPool<'_> {
     fn parallelism(&self) -> usize {
         ASSUMED_POOL_THREADS
     }
@@ -63,7 +78,7 @@ impl Executor for OrtPool {
             (0..tasks).for_each(task);
         }
         if job.panicked.load(Ordering::SeqCst) {
-            panic!("a NonZero task panicked on an ONNX Runtime pool thread");
+            panic!("a task panicked on an ONNX Runtime pool thread");
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The host's `OrtApi`, obtained once from `RegisterCustomOps`, and thin checked wrappers.
+//! The host's `OrtApi`, obtained once from `RegisterCustomOps`, and the two primitives every other
+//! file of this module builds on: [`Api::check`] (status to `Result`) and [`Api::status`].
 //!
 //! We compile against API 17 (ONNX Runtime 1.17) and call API 17 functions through the host's
 //! own table (never a copy of it: a table compiled for a newer API than the host's would read
@@ -6,21 +7,20 @@
 //! their fixed slot in the host's table, and only when the host hands out API 24.
 
 use ort_sys::{
-    OrtApi, OrtApiBase, OrtErrorCode, OrtKernelInfo, OrtKeyValuePairs, OrtLogger, OrtLoggingLevel,
-    OrtStatus, OrtStatusPtr,
+    OrtApi, OrtApiBase, OrtErrorCode, OrtKernelInfo, OrtKeyValuePairs, OrtStatus, OrtStatusPtr,
 };
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::OnceLock;
 
 /// The API version this library needs: 17 added opset ranges and shape inference for custom ops.
-pub const REQUIRED_API_VERSION: u32 = 17;
+pub(crate) const REQUIRED_API_VERSION: u32 = 17;
 /// The ONNX Runtime release that introduced [`REQUIRED_API_VERSION`].
-pub const MINIMUM_ORT_RELEASE: &str = "1.17.0";
+const MINIMUM_ORT_RELEASE: &str = "1.17.0";
 
 /// A host `OrtApi` table that lives as long as the process (ONNX Runtime never unloads it while a
 /// session that uses this library exists).
 #[derive(Clone, Copy)]
-pub struct Api(&'static OrtApi);
+pub(crate) struct Api(&'static OrtApi);
 
 // SAFETY: the table is immutable function pointers; ONNX Runtime's API functions are callable
 // from any thread.
@@ -38,13 +38,13 @@ static API: OnceLock<Api> = OnceLock::new();
 static HOST_VERSION: OnceLock<String> = OnceLock::new();
 
 /// The host's ONNX Runtime version string ("1.17.3"); empty before registration.
-pub fn host_version() -> &'static str {
+pub(crate) fn host_version() -> &'static str {
     HOST_VERSION.get().map_or("", String::as_str)
 }
 
 impl Api {
     /// The table registered by `RegisterCustomOps`, if any.
-    pub fn get() -> Option<Api> {
+    pub(crate) fn get() -> Option<Api> {
         API.get().copied()
     }
 
@@ -52,7 +52,7 @@ impl Api {
     ///
     /// # Safety
     /// `base` must be the `OrtApiBase` that ONNX Runtime passed to `RegisterCustomOps`.
-    pub unsafe fn init(base: *const OrtApiBase) -> Result<Api, *mut OrtStatus> {
+    pub(crate) unsafe fn init(base: *const OrtApiBase) -> Result<Api, *mut OrtStatus> {
         // SAFETY: the caller passes the host's valid OrtApiBase.
         let base = unsafe { &*base };
         // SAFETY: GetApi is safe to call with any version; it returns null when unsupported.
@@ -74,44 +74,20 @@ impl Api {
         Ok(*API.get_or_init(|| api))
     }
 
-    /// Logs `message` through an ONNX Runtime logger (the session's), at `level`. Failures are
-    /// ignored: logging must never turn a working call into a failing one.
-    ///
-    /// # Safety
-    /// `logger` must be a live logger from `KernelInfo_GetLogger` or `KernelContext_GetLogger`.
-    pub unsafe fn log(&self, logger: *const OrtLogger, level: OrtLoggingLevel, message: &str) {
-        if logger.is_null() {
-            return;
-        }
-        let msg = CString::new(message.replace('\0', "\\0")).expect("NULs replaced");
-        // SAFETY: the logger is live (caller); the strings are NUL-terminated and outlive the
-        // call, which copies them.
-        let status = unsafe {
-            (self.0.Logger_LogMessage)(
-                logger,
-                level,
-                msg.as_ptr(),
-                LOG_FILE.as_ptr(),
-                0,
-                c"nonzero_ort".as_ptr(),
-            )
-        };
-        let _ = self.check(status);
-    }
-
-    pub fn raw(&self) -> &'static OrtApi {
+    /// The host's table; only this module (`crate::ort`) calls through it.
+    pub(super) fn raw(&self) -> &'static OrtApi {
         self.0
     }
 
     /// A new `OrtStatus` carrying `message` (interior NULs are replaced).
-    pub fn status(&self, code: OrtErrorCode, message: &str) -> *mut OrtStatus {
+    pub(super) fn status(&self, code: OrtErrorCode, message: &str) -> *mut OrtStatus {
         let msg = CString::new(message.replace('\0', "\\0")).expect("NULs replaced");
         // SAFETY: CreateStatus copies the NUL-terminated message.
         unsafe { (self.0.CreateStatus)(code, msg.as_ptr()) }.0
     }
 
     /// Turns a returned status into a Result, taking ownership of (and releasing) an error status.
-    pub fn check(&self, status: ort_sys::OrtStatusPtr) -> Result<(), String> {
+    pub(super) fn check(&self, status: ort_sys::OrtStatusPtr) -> Result<(), String> {
         let status = status.0;
         if status.is_null() {
             return Ok(());
@@ -152,25 +128,9 @@ unsafe fn too_old_status(base: &OrtApiBase) -> *mut OrtStatus {
     std::ptr::null_mut()
 }
 
-/// The "file" our log lines name (ORT prints it only at verbose levels). `os_char` is UTF-16 on
-/// Windows and `char` elsewhere.
-#[cfg(windows)]
-static LOG_FILE: [ort_sys::os_char; 12] = {
-    let ascii = *b"nonzero_ort\0";
-    let mut wide = [0u16; 12];
-    let mut i = 0;
-    while i < ascii.len() {
-        wide[i] = ascii[i] as u16;
-        i += 1;
-    }
-    wide
-};
-#[cfg(not(windows))]
-static LOG_FILE: &CStr = c"nonzero_ort";
-
 /// The API version that added `KernelInfo_GetConfigEntries` (ONNX Runtime 1.24). API 22 (1.22)
 /// added `GetKeyValue` and `ReleaseKeyValuePairs`, so a host with API 24 has all three.
-pub const CONFIG_API_VERSION: u32 = 24;
+pub(crate) const CONFIG_API_VERSION: u32 = 24;
 
 // Slots (index = byte offset / pointer size) of the functions we read from the host's table.
 // ONNX Runtime never moves a function once released (its onnxruntime_c_api.cc static_asserts the
@@ -205,7 +165,7 @@ type ReleaseKeyValuePairsFn = unsafe extern "system" fn(*mut OrtKeyValuePairs);
 
 /// The host functions that read a kernel's session config entries (ONNX Runtime 1.24+).
 #[derive(Clone, Copy)]
-pub struct ConfigApi {
+pub(super) struct ConfigApi {
     get_config_entries: GetConfigEntriesFn,
     get_key_value: GetKeyValueFn,
     release_key_value_pairs: ReleaseKeyValuePairsFn,
@@ -230,7 +190,7 @@ fn release(version: &str) -> Option<(u32, u32)> {
 impl ConfigApi {
     /// The host's config functions, when this process has registered the library on a host with
     /// API [`CONFIG_API_VERSION`].
-    pub fn get() -> Option<ConfigApi> {
+    pub(super) fn get() -> Option<ConfigApi> {
         CONFIG_API.get().copied().flatten()
     }
 
@@ -280,7 +240,7 @@ impl ConfigApi {
     ///
     /// # Safety
     /// `info` must be a live kernel info.
-    pub unsafe fn entry(
+    pub(super) unsafe fn entry(
         &self,
         api: Api,
         info: *const OrtKernelInfo,

@@ -1,0 +1,51 @@
+//! ArgWhere (domain `nonzero`, opset 1): int64 `[nnz, rank]`, NonZero transposed, as
+//! `torch.argwhere` and `tf.where` lay it out; written directly by op-core, no transpose pass.
+
+use super::input::{input_error, Input};
+use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
+use crate::ort::{Operator, ShapeInferContext};
+use nonzero_core::Counted;
+use std::ffi::CStr;
+
+pub struct ArgWhere;
+
+impl Operator for ArgWhere {
+    type Kernel = ArgWhereKernel;
+    const NAME: &'static CStr = c"ArgWhere";
+    const INPUTS: &'static [Io] = &[Io::required(ElementType::Any)];
+    const OUTPUTS: &'static [Io] = &[Io::required(ElementType::Int64)];
+
+    /// `[nnz, rank]`; an empty input shape is left alone (unknown shapes come as rank 0 too).
+    fn infer_shape(&self, context: &mut ShapeInferContext<'_>) -> Result<(), Error> {
+        let rank = context.input_shape(0)?.len();
+        if rank == 0 {
+            return Ok(());
+        }
+        let dims = [Dim::fresh_symbol("argwhere_nnz"), Dim::Fixed(rank as i64)];
+        context.set_output(0, ElementType::Int64, &dims)
+    }
+
+    fn create_kernel(
+        &self,
+        _: &KernelInfo<'_>,
+        _: &NodeSetup<'_>,
+    ) -> Result<ArgWhereKernel, Error> {
+        Ok(ArgWhereKernel)
+    }
+}
+
+pub struct ArgWhereKernel;
+
+impl Kernel for ArgWhereKernel {
+    fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error> {
+        let input = Input::read(context, 0, "ArgWhere")?;
+        let pool = context.pool();
+        let exec = input.executor(&pool);
+        input.with_source(|src| {
+            let counted = Counted::count(src, &input.layout, exec).map_err(input_error)?;
+            let dims = [counted.nnz() as i64, counted.rank() as i64];
+            let out = context.output::<i64>(0, &dims)?;
+            counted.write_argwhere(src, out, exec).map_err(input_error)
+        })
+    }
+}

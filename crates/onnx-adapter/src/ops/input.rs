@@ -1,0 +1,85 @@
+//! What the ops that read one tensor X share: X's type, sizes and layout, the executor for its
+//! size, and X as an op-core source (strings through their lengths, without copying them).
+
+use crate::ort::{Error, KernelContext, OrtPool, Tensor};
+use nonzero_core::kernel::PARALLEL_THRESHOLD;
+use nonzero_core::{DataType, Executor, FnSource, Layout, NumericSlice, Sequential, ZeroTest};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub(super) fn input_error(e: impl ToString) -> Error {
+    Error::invalid_argument(e.to_string())
+}
+
+/// The error for an element type `op` does not take.
+pub(super) fn unsupported_type(op: &str, code: i32) -> Error {
+    Error::not_implemented(format!(
+        "input element type {code} is not a {op} type ({op} accepts bool, (u)int8/16/32/64, float16, \
+         bfloat16, float, double, string, complex64, complex128)"
+    ))
+}
+
+/// Input `index` of a compute call, read and checked.
+pub(super) struct Input<'a> {
+    pub tensor: Tensor<'a>,
+    pub dtype: DataType,
+    pub sizes: Vec<usize>,
+    pub layout: Layout,
+}
+
+impl<'a> Input<'a> {
+    /// `op` names the operator in the unsupported-type error.
+    pub fn read(context: &KernelContext<'a>, index: usize, op: &str) -> Result<Input<'a>, Error> {
+        let tensor = context.input(index)?;
+        let code = tensor.element_code();
+        let dtype = DataType::from_onnx_code(code).ok_or_else(|| unsupported_type(op, code))?;
+        let dims = tensor.dims();
+        let sizes = dims
+            .iter()
+            .map(|&d| usize::try_from(d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| input_error(format!("input shape {dims:?} has a negative size")))?;
+        let layout = Layout::packed(&sizes).map_err(input_error)?;
+        Ok(Input {
+            tensor,
+            dtype,
+            sizes,
+            layout,
+        })
+    }
+
+    /// Small inputs stay on this thread: waking the pool costs more than the work.
+    pub fn executor<'p>(&self, pool: &'p OrtPool<'_>) -> &'p dyn Executor {
+        if self.layout.numel() < PARALLEL_THRESHOLD {
+            &Sequential
+        } else {
+            pool
+        }
+    }
+
+    /// Runs `body` on X as an op-core source.
+    pub fn with_source<R>(
+        &self,
+        body: impl FnOnce(&dyn ZeroTest) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        if self.dtype != DataType::String {
+            let bytes = self.tensor.bytes(self.dtype)?;
+            let slice = NumericSlice::from_bytes(self.dtype, bytes).map_err(input_error)?;
+            return body(&slice);
+        }
+        // A string is non-zero when it is not empty.
+        let failed = AtomicBool::new(false);
+        let strings = FnSource::new(self.layout.numel(), |i| {
+            self.tensor.string_is_nonempty(i).unwrap_or_else(|_| {
+                failed.store(true, Ordering::Relaxed);
+                false
+            })
+        });
+        let result = body(&strings)?;
+        if failed.load(Ordering::Relaxed) {
+            return Err(input_error(
+                "ONNX Runtime could not report a string element's length",
+            ));
+        }
+        Ok(result)
+    }
+}

@@ -1,0 +1,191 @@
+//! NonZero (ONNX opsets 9-12 and 13+): any input type, an int64 `[rank, nnz]` output, on
+//! op-core's two passes over the session's thread pool, or the GPU when the session asked.
+
+use super::input::{input_error, Input};
+use crate::device::{self, Device, DEVICE_ENV, DEVICE_KEY, LOG_DEVICE_ENV};
+use crate::fault_injection;
+use crate::gpu::Gpu;
+use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
+use crate::ort::{Operator, ShapeInferContext};
+use nonzero_core::Counted;
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub struct NonZero;
+
+impl Operator for NonZero {
+    type Kernel = NonZeroKernel;
+    const NAME: &'static CStr = c"NonZero";
+    const INPUTS: &'static [Io] = &[Io::required(ElementType::Any)];
+    const OUTPUTS: &'static [Io] = &[Io::required(ElementType::Int64)];
+
+    /// `[rank, nnz]`, nnz a fresh symbol. An empty input shape is left alone: ONNX Runtime
+    /// reports an unknown shape as rank 0 too, and `[0, nnz]` could be wrong for it.
+    fn infer_shape(&self, context: &mut ShapeInferContext<'_>) -> Result<(), Error> {
+        match output_shape(context.input_shape(0)?.len()) {
+            Some(dims) => context.set_output(0, ElementType::Int64, &dims),
+            None => Ok(()),
+        }
+    }
+
+    fn create_kernel(
+        &self,
+        info: &KernelInfo<'_>,
+        node: &NodeSetup<'_>,
+    ) -> Result<NonZeroKernel, Error> {
+        let entry = info.config_entry(DEVICE_KEY)?;
+        let env = std::env::var(DEVICE_ENV).ok();
+        let registration = node.registration;
+        let choice = device::choose(
+            &entry,
+            registration.gpu_requested_unreadable,
+            env.as_deref(),
+            registration.host_version,
+        )?;
+        let warn = |message: String| {
+            if let Some(logger) = info.logger() {
+                logger.warn(&format!("NonZero node '{}': {message}", node.node_name));
+            }
+        };
+        if let Some(warning) = choice.warning {
+            warn(warning);
+        }
+        let gpu = match choice.device {
+            Device::Cpu => None,
+            Device::Gpu => Gpu::get()
+                .map_err(|e| {
+                    warn(format!(
+                        "the GPU was requested but cannot be used ({e}); the node runs on the CPU"
+                    ))
+                })
+                .ok(),
+        };
+        Ok(NonZeroKernel {
+            gpu,
+            gpu_failure_logged: AtomicBool::new(false),
+            log_device: std::env::var(LOG_DEVICE_ENV).is_ok_and(|v| v == "1"),
+            inject_panic: fault_injection::armed(node.node_name),
+        })
+    }
+}
+
+/// The inferred output shape for an input of rank `rank`, if any.
+fn output_shape(rank: usize) -> Option<[Dim; 2]> {
+    (rank > 0).then(|| [Dim::Fixed(rank as i64), Dim::fresh_symbol("nonzero_nnz")])
+}
+
+pub struct NonZeroKernel {
+    /// The GPU context when this node's session asked for the GPU and one could be opened.
+    gpu: Option<&'static Gpu>,
+    /// A GPU failure was logged already (once per kernel; later failures fall back silently).
+    gpu_failure_logged: AtomicBool,
+    /// NONZERO_ORT_LOG_DEVICE=1: log where each compute ran.
+    log_device: bool,
+    inject_panic: bool,
+}
+
+impl Kernel for NonZeroKernel {
+    fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error> {
+        let ran_on = self.run(context)?;
+        if self.log_device {
+            if let Some(logger) = context.logger() {
+                logger.warn(&format!(
+                    "NonZero node '{}' ran on {ran_on}",
+                    context.node_name()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl NonZeroKernel {
+    /// Runs the node; returns where it ran ("cpu", "gpu (adapter)").
+    fn run(&self, context: &KernelContext<'_>) -> Result<String, Error> {
+        let input = Input::read(context, 0, "NonZero")?;
+        let pool = context.pool();
+        if self.inject_panic {
+            fault_injection::fire(&pool);
+        }
+        let exec = input.executor(&pool);
+        // Strings have no fixed size and never go to the GPU.
+        if let (Some(gpu), Some(_)) = (self.gpu, input.dtype.size_of()) {
+            let bytes = input.tensor.bytes(input.dtype)?;
+            match gpu.nonzero(input.dtype, bytes, &input.sizes) {
+                Ok(c) if c.rank == input.sizes.len() && c.data.len() == c.rank * c.nnz => {
+                    let out = context.output::<i64>(0, &[c.rank as i64, c.nnz as i64])?;
+                    out.copy_from_slice(&c.data);
+                    return Ok(format!("gpu ({})", gpu.adapter()));
+                }
+                outcome => self.log_gpu_failure(
+                    context,
+                    outcome.map(|c| (c.rank, c.nnz)),
+                    input.sizes.len(),
+                ),
+            }
+        }
+        input.with_source(|src| {
+            // op-core's two passes, the [rank, nnz] output allocated by ONNX Runtime between them.
+            let counted = Counted::count(src, &input.layout, exec).map_err(input_error)?;
+            let dims = [counted.rank() as i64, counted.nnz() as i64];
+            let out = context.output::<i64>(0, &dims)?;
+            counted.write_onnx(src, out, exec).map_err(input_error)
+        })?;
+        Ok("cpu".into())
+    }
+
+    fn log_gpu_failure(
+        &self,
+        context: &KernelContext<'_>,
+        outcome: Result<(usize, usize), String>,
+        rank: usize,
+    ) {
+        if self.gpu_failure_logged.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let why = match outcome {
+            Err(e) => e,
+            Ok((r, nnz)) => format!("a [{r}, {nnz}] result for a rank-{rank} input"),
+        };
+        if let Some(logger) = context.logger() {
+            logger.warn(&format!(
+                "NonZero node '{}': the GPU kernel failed ({why}); running on the CPU (logged once per node)",
+                context.node_name()
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_is_rank_by_a_fresh_symbol_and_unknown_rank_is_left_alone() {
+        assert!(output_shape(0).is_none());
+        let [rank, nnz] = output_shape(3).unwrap();
+        assert_eq!(rank, Dim::Fixed(3));
+        let Dim::Symbolic(first) = nnz else {
+            panic!("{nnz:?}")
+        };
+        let [_, Dim::Symbolic(second)] = output_shape(3).unwrap() else {
+            panic!()
+        };
+        assert!(first.starts_with("nonzero_nnz_") && second.starts_with("nonzero_nnz_"));
+        assert_ne!(first, second, "two outputs must not share a length symbol");
+    }
+
+    #[test]
+    fn unknown_types_are_not_implemented_and_say_which_types_are() {
+        let e = super::super::input::unsupported_type("NonZero", 17);
+        assert!(
+            e.to_string()
+                .starts_with("input element type 17 is not a NonZero type (NonZero accepts bool"),
+            "{e}"
+        );
+        assert!(
+            nonzero_core::DataType::from_onnx_code(17).is_none(),
+            "17 (float8e4m3fn) must stay unsupported here"
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! The operator layer: the only module that calls ONNX Runtime's C API.
+//!
+//! An op is a type implementing [`Operator`] (name, inputs, outputs, shape inference, kernel
+//! creation) whose kernel implements [`Kernel`] (compute). [`registration`] turns each into a
+//! private `#[repr(C)]` `OrtCustomOp` table whose `extern "system"` entries are generic
+//! trampolines, so ops hold no raw pointer and no `unsafe`. What an op sees of ONNX Runtime is
+//! the safe wrappers here: [`KernelInfo`] at creation, [`KernelContext`] (inputs as [`Tensor`],
+//! typed outputs, the thread pool, the logger) per compute, [`ShapeInferContext`] for shapes.
+//!
+//! Every entry point goes through [`status::guard`]: errors and panics become an `OrtStatus`
+//! naming the operator and node, and nothing unwinds into ONNX Runtime.
+
+mod api;
+mod kernel_context;
+mod kernel_info;
+mod logger;
+mod pool;
+mod registration;
+mod shape_infer;
+mod status;
+mod strings;
+mod tensor;
+
+pub(crate) use api::CONFIG_API_VERSION;
+pub(crate) use kernel_context::KernelContext;
+pub(crate) use kernel_info::{ConfigEntry, KernelInfo};
+pub(crate) use pool::OrtPool;
+pub(crate) use registration::{register_custom_ops, OpSet, Registration, VersionRange};
+pub(crate) use shape_infer::{Dim, ShapeInferContext};
+pub(crate) use status::{catch_panic, Error};
+pub(crate) use tensor::Tensor;
+
+use ort_sys::ONNXTensorElementDataType;
+use std::ffi::CStr;
+
+/// The element type of an op's input or output, as its table declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ElementType {
+    /// Any tensor type: the schema then accepts every T, including ones this library does not
+    /// know (registering an op replaces ONNX Runtime's schema for it).
+    Any,
+    Bool,
+    Int64,
+    UInt32,
+}
+
+impl ElementType {
+    fn onnx(self) -> ONNXTensorElementDataType {
+        use ONNXTensorElementDataType as T;
+        match self {
+            ElementType::Any => T::ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED,
+            ElementType::Bool => T::ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL,
+            ElementType::Int64 => T::ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64,
+            ElementType::UInt32 => T::ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32,
+        }
+    }
+}
+
+/// One input or output of an op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Io {
+    pub element: ElementType,
+    pub optional: bool,
+}
+
+impl Io {
+    pub const fn required(element: ElementType) -> Io {
+        Io {
+            element,
+            optional: false,
+        }
+    }
+}
+
+/// An operator: what ONNX Runtime's schema needs, and how to make a kernel for one node.
+pub(crate) trait Operator: Send + Sync + Sized + 'static {
+    type Kernel: Kernel;
+    /// The op type in the model ("NonZero").
+    const NAME: &'static CStr;
+    const INPUTS: &'static [Io];
+    const OUTPUTS: &'static [Io];
+
+    /// Declares the outputs' types and shapes from the inputs'. The default declares nothing.
+    fn infer_shape(&self, _context: &mut ShapeInferContext<'_>) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// The kernel of one node; runs once per node when a session is created, so everything that
+    /// does not depend on the input is decided here.
+    fn create_kernel(
+        &self,
+        info: &KernelInfo<'_>,
+        node: &NodeSetup<'_>,
+    ) -> Result<Self::Kernel, Error>;
+}
+
+/// One node's kernel. ONNX Runtime may call `compute` from several threads at once.
+pub(crate) trait Kernel: Send + Sync + 'static {
+    fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error>;
+}
+
+/// What kernel creation knows besides the kernel info: the node's name and what registration
+/// decided for the session.
+#[derive(Debug)]
+pub(crate) struct NodeSetup<'a> {
+    pub node_name: &'a str,
+    pub registration: &'a Registration,
+}
