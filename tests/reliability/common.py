@@ -1,5 +1,5 @@
-"""Helpers of the reliability tests: NonZero models, random inputs of every tested type, the numpy
-oracle, and /proc figures. Shares tests/python/conftest.py's session() (loaded under another name,
+"""Helpers of the reliability tests: models of NonZero and the `nonzero`-domain ops, random inputs
+of every tested type, the numpy oracles, and /proc figures. Shares tests/python/conftest.py's session() (loaded under another name,
 since this directory has its own conftest)."""
 
 import importlib.util
@@ -30,18 +30,81 @@ TYPES = {
 }
 
 
-def nonzero_model(inputs, opset=13):
-    """One NonZero node per (input name, ONNX type), named nz_<input>, output y_<input>; every
-    input has unknown rank and shape."""
+# The ops the suite drives: ONNX NonZero and the `nonzero`-domain ops (opset 1, docs/ops.md).
+OPS = ("NonZero", "ArgWhere", "BooleanMask", "NonZeroCoordinates")
+
+
+def output_names(op, name):
+    """The outputs of the node over input `name`: NonZeroCoordinates has Count then Coordinates."""
+    return ["c_" + name, "y_" + name] if op == "NonZeroCoordinates" else ["y_" + name]
+
+
+def op_model(op, inputs, opset=13):
+    """One `op` node per (input name, ONNX type), named nz_<input>, outputs output_names(); every
+    input has unknown rank and shape. A BooleanMask node also takes the bool input m_<input>."""
+    vi = helper.make_tensor_value_info
     ins, outs, nodes = [], [], []
     for name, elem in inputs:
-        ins.append(helper.make_tensor_value_info(name, elem, None))
-        outs.append(helper.make_tensor_value_info("y_" + name, TensorProto.INT64, [None, None]))
-        nodes.append(helper.make_node("NonZero", [name], ["y_" + name], name="nz_" + name))
+        ins.append(vi(name, elem, None))
+        node_inputs = [name]
+        if op == "BooleanMask":
+            ins.append(vi("m_" + name, TensorProto.BOOL, None))
+            node_inputs.append("m_" + name)
+        if op == "NonZeroCoordinates":
+            outs += [vi("c_" + name, TensorProto.UINT32, [1]), vi("y_" + name, TensorProto.UINT32, [None, None])]
+        else:
+            out_elem = elem if op == "BooleanMask" else TensorProto.INT64
+            outs.append(vi("y_" + name, out_elem, None if op == "BooleanMask" else [None, None]))
+        domain = "" if op == "NonZero" else "nonzero"
+        nodes.append(helper.make_node(op, node_inputs, output_names(op, name), name="nz_" + name, domain=domain))
     graph = helper.make_graph(nodes, "g", ins, outs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    opsets = [helper.make_opsetid("", opset)] + ([] if op == "NonZero" else [helper.make_opsetid("nonzero", 1)])
+    model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
     return model
+
+
+def nonzero_model(inputs, opset=13):
+    """op_model for ONNX NonZero."""
+    return op_model("NonZero", inputs, opset)
+
+
+def op_feeds(rng, op, name, x):
+    """The feeds of the `op` node over input `name` holding x. BooleanMask gets a random mask over
+    x's leading k >= 1 dimensions (k and the density drawn from rng; a scalar x becomes [1])."""
+    if op != "BooleanMask":
+        return {name: x}
+    if x.ndim == 0:
+        x = x.reshape(1)
+    k = int(rng.integers(1, x.ndim + 1))
+    density = rng.choice([0.0, 0.01, 0.3, 0.9, 1.0])
+    return {name: x, "m_" + name: rng.random(x.shape[:k]) < density}
+
+
+def expected_outputs(op, feeds, name):
+    """numpy's answer for the `op` node over input `name`, one array per output_names() entry."""
+    x = feeds[name]
+    if op == "NonZero":
+        return [expected_nonzero(x)]
+    if op == "BooleanMask":
+        return [x[feeds["m_" + name]]]
+    rows = expected_nonzero(x).T  # [nnz, rank]; a scalar gives [nnz, 0]
+    if op == "ArgWhere":
+        return [np.ascontiguousarray(rows)]
+    # NonZeroCoordinates with the default columns (the rank): rows past Count are 0.
+    coordinates = np.zeros((x.size, x.ndim), np.uint32)
+    coordinates[: len(rows)] = rows
+    return [np.array([len(rows)], np.uint32), coordinates]
+
+
+def same(got, want):
+    """Exact equality: dtype, shape and values, floats compared bit for bit (NaN, -0.0)."""
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False
+    if want.dtype.kind == "f":
+        bits = f"u{want.dtype.itemsize}"
+        return np.array_equal(np.ascontiguousarray(got).view(bits), np.ascontiguousarray(want).view(bits))
+    return np.array_equal(got, want)
 
 
 def random_tensor(rng, kind, shape, density=None):

@@ -1,6 +1,7 @@
-"""8 Python threads over 4 shared InferenceSessions (as Triton shares a model instance), each run
-mixing six element types (float, int8, bool, double, string, float16) and sizes from a scalar to
-about a million elements; every output is compared exactly with numpy. ONNX Runtime releases the
+"""8 Python threads over 4 shared InferenceSessions (as Triton shares a model instance), once per op
+(NonZero, ArgWhere, BooleanMask with a random mask over the leading dimensions, NonZeroCoordinates),
+each run mixing six element types (float, int8, bool, double, string, float16) and sizes from a
+scalar to about a million elements; every output is compared exactly with numpy. ONNX Runtime releases the
 GIL in run(), so runs really overlap, on top of each session's own intra-op pool.
 
 NONZERO_CONCURRENCY_RUNS sets the number of runs (CI: 2,000; the figure in docs/reliability.md
@@ -12,8 +13,9 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
-from common import TYPES, expected_nonzero, nonzero_model, random_tensor, session
+from common import OPS, TYPES, expected_outputs, op_feeds, op_model, output_names, random_tensor, same, session
 
 RUNS = int(os.environ.get("NONZERO_CONCURRENCY_RUNS", "2000"))
 THREADS = 8
@@ -39,8 +41,10 @@ def random_shape(rng, kind, main):
     return tuple(int(x) for x in rng.permutation(shape))
 
 
-def test_threads_over_shared_sessions_agree_with_numpy():
-    model = nonzero_model([(k, TYPES[k][0]) for k in TYPES])
+@pytest.mark.parametrize("op", OPS)
+def test_threads_over_shared_sessions_agree_with_numpy(op):
+    model = op_model(op, [(k, TYPES[k][0]) for k in TYPES])
+    names = [n for k in TYPES for n in output_names(op, k)]
     sessions = [session(model, threads=t) for t in (1, 2, 4, None)]
     counter = iter(range(RUNS))
     lock = threading.Lock()
@@ -57,18 +61,22 @@ def test_threads_over_shared_sessions_agree_with_numpy():
                 return
             sess = sessions[int(rng.integers(0, len(sessions)))]
             main = list(TYPES)[int(rng.integers(0, len(TYPES)))]
-            feeds = {k: random_tensor(rng, k, random_shape(rng, k, k == main)) for k in TYPES}
+            feeds = {}
+            for k in TYPES:
+                feeds.update(op_feeds(rng, op, k, random_tensor(rng, k, random_shape(rng, k, k == main))))
             try:
-                outs = sess.run(None, feeds)
-                for k, got in zip(TYPES, outs):
-                    want = expected_nonzero(feeds[k])
-                    if got.dtype != want.dtype or got.shape != want.shape or not np.array_equal(got, want):
-                        failures.append(f"run {i} {k} shape {feeds[k].shape}: got {got.shape}, want {want.shape}")
+                outs = dict(zip(names, sess.run(names, feeds)))
+                for k in TYPES:
+                    for name, want in zip(output_names(op, k), expected_outputs(op, feeds, k)):
+                        got = outs[name]
+                        if not same(got, want):
+                            failures.append(f"run {i} {op} {name} shape {feeds[k].shape}: got {got.dtype}{got.shape}, "
+                                            f"want {want.dtype}{want.shape}")
             except Exception as e:  # noqa: BLE001 - any failure is reported with its run
                 failures.append(f"run {i}: {e!r}")
             with lock:
                 stats[main] += 1
-                stats["elements"] += sum(int(np.prod(a.shape)) for a in feeds.values())
+                stats["elements"] += sum(int(np.prod(feeds[k].shape)) for k in TYPES)  # X, not the masks
                 biggest[0] = max(biggest[0], int(np.prod(feeds[main].shape)))
 
     start = time.time()
@@ -78,7 +86,7 @@ def test_threads_over_shared_sessions_agree_with_numpy():
     for t in threads:
         t.join()
     elapsed = time.time() - start
-    print(f"\n{RUNS} runs, {THREADS} threads, {len(sessions)} sessions, {elapsed:.1f} s; "
+    print(f"\n{op}: {RUNS} runs, {THREADS} threads, {len(sessions)} sessions, {elapsed:.1f} s; "
           f"main type counts {dict((k, stats[k]) for k in TYPES)}; "
           f"{stats['elements']} elements in all, largest input {biggest[0]}")
     assert not failures, "\n".join(failures[:20])

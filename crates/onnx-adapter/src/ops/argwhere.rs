@@ -2,6 +2,7 @@
 //! `torch.argwhere` and `tf.where` lay it out; written directly by op-core, no transpose pass.
 
 use super::input::{input_error, Input};
+use crate::fault_injection;
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext};
 use nonzero_core::Counted;
@@ -28,18 +29,26 @@ impl Operator for ArgWhere {
     fn create_kernel(
         &self,
         _: &KernelInfo<'_>,
-        _: &NodeSetup<'_>,
+        node: &NodeSetup<'_>,
     ) -> Result<ArgWhereKernel, Error> {
-        Ok(ArgWhereKernel)
+        Ok(ArgWhereKernel {
+            inject_panic: fault_injection::armed(node.node_name),
+        })
     }
 }
 
-pub struct ArgWhereKernel;
+pub struct ArgWhereKernel {
+    /// The reliability tests' injected panic (`fault-injection` builds only).
+    inject_panic: bool,
+}
 
 impl Kernel for ArgWhereKernel {
     fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error> {
         let input = Input::read(context, 0, "ArgWhere")?;
         let pool = context.pool();
+        if self.inject_panic {
+            fault_injection::fire(&pool);
+        }
         let exec = input.executor(&pool);
         input.with_source(|src| {
             let counted = Counted::count(src, &input.layout, exec).map_err(input_error)?;
