@@ -160,29 +160,26 @@ pub fn nonzero_coordinates(
     let n = v.columns;
     let skipped = counted.rank() - n; // leading size-1 dimensions not written
     let mut rest = &mut coordinates[..nnz * n];
-    let writers: Vec<_> = counted
-        .ranges()
-        .map(|(_, rows)| {
-            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(rows * n);
-            rest = tail;
-            let mut pos = 0;
-            move |block: crate::kernel::Block<'_>| {
-                for &col in block.cols {
-                    let row = &mut mine[pos * n..(pos + 1) * n];
-                    for (c, slot) in row.iter_mut().enumerate() {
-                        let d = skipped + c;
-                        // Sizes are UINT32, so every coordinate fits.
-                        *slot = if block.inner == Some(d) {
-                            col
-                        } else {
-                            block.coords[d]
-                        } as u32;
-                    }
-                    pos += 1;
+    let writers = counted.ranges().map(|(_, rows)| {
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(rows * n);
+        rest = tail;
+        let mut pos = 0;
+        move |block: crate::kernel::Block<'_>| {
+            for &col in block.cols {
+                let row = &mut mine[pos * n..(pos + 1) * n];
+                for (c, slot) in row.iter_mut().enumerate() {
+                    let d = skipped + c;
+                    // Sizes are UINT32, so every coordinate fits.
+                    *slot = if block.inner == Some(d) {
+                        col
+                    } else {
+                        block.coords[d]
+                    } as u32;
                 }
+                pos += 1;
             }
-        })
-        .collect();
+        }
+    });
     counted.write(src, exec, writers);
     count[0] = nnz as u32;
     Ok(nnz as u32)
