@@ -69,7 +69,9 @@ fn the_sequential_path_does_not_allocate() {
     // Warm up: rayon's pool and the instruction-set detection allocate once, on first use.
     run(&data, &[n], None, &mut out);
 
-    let cases: [(&[usize], Option<&[usize]>, usize); 6] = [
+    /// Sizes, strides (`None`: packed) and element count.
+    type Case<'a> = (&'a [usize], Option<&'a [usize]>, usize);
+    let cases: [Case; 6] = [
         (&[1], None, 1),
         (&[13], None, 13),
         (&[1 << 10], None, 1 << 10),
