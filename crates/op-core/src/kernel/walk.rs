@@ -11,6 +11,8 @@ use crate::Layout;
 pub(crate) const BLOCK: usize = 1024;
 /// The scratch of a small chunk (2 KiB): zeroing 8 KiB would cost as much as the whole walk.
 const SMALL_BLOCK: usize = 256;
+/// The scratch of a chunk that fits one compaction group (512 bytes), e.g. a token mask.
+const TINY_BLOCK: usize = 64;
 
 /// The walked geometry of a layout.
 #[derive(Debug, Clone)]
@@ -77,7 +79,9 @@ impl Walk {
         end: usize,
         sink: impl FnMut(Block<'_>),
     ) {
-        if end - start <= 4 * SMALL_BLOCK {
+        if end - start <= TINY_BLOCK {
+            self.visit_with::<S, TINY_BLOCK>(src, start, end, sink)
+        } else if end - start <= 4 * SMALL_BLOCK {
             self.visit_with::<S, SMALL_BLOCK>(src, start, end, sink)
         } else {
             self.visit_with::<S, BLOCK>(src, start, end, sink)
