@@ -14,6 +14,7 @@ pub mod model;
 pub mod pack;
 pub mod tensor;
 pub mod testcase;
+mod values;
 
 pub use nonzero_proto::onnx;
 pub use tensor::{Tensor, TensorData};
