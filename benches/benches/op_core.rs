@@ -6,7 +6,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use nonzero_benches::mask;
-use nonzero_core::{Counted, Layout, Rayon};
+use nonzero_core::{Counted, Layout, Rayon, Sequential};
 use rayon::prelude::*;
 use std::hint::black_box;
 
@@ -55,6 +55,51 @@ fn bench_case<T: nonzero_core::Element + Copy>(
     group.finish();
 }
 
+/// The fixed cost of one call on the inputs real models feed NonZero (token and score masks):
+/// the sequential path, which allocates nothing. `nonzero` has the layout built once, like the
+/// cases above; `with_layout` builds it every call, as the ONNX Runtime adapter does.
+fn small_cases(c: &mut Criterion) {
+    let mut group = c.benchmark_group("f32_small_rank1");
+    for n in [1usize, 13, 1 << 10, 1 << 16] {
+        let data: Vec<f32> = mask(n, 0.5).into_iter().map(|b| b as u8 as f32).collect();
+        let shape = [n];
+        let layout = Layout::packed(&shape).unwrap();
+        let nnz = Counted::count(&data[..], &layout, &Sequential)
+            .unwrap()
+            .nnz();
+        let mut out = vec![0i64; nnz];
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(BenchmarkId::new("nonzero", n), |b| {
+            b.iter(|| {
+                let counted = Counted::count(black_box(&data[..]), &layout, &Sequential).unwrap();
+                counted
+                    .write_onnx(&data[..], &mut out, &Sequential)
+                    .unwrap();
+                black_box(counted.nnz())
+            })
+        });
+        group.bench_function(BenchmarkId::new("with_layout", n), |b| {
+            b.iter(|| {
+                let layout = Layout::packed(black_box(&shape)).unwrap();
+                let counted = Counted::count(black_box(&data[..]), &layout, &Sequential).unwrap();
+                counted
+                    .write_onnx(&data[..], &mut out, &Sequential)
+                    .unwrap();
+                black_box(counted.nnz())
+            })
+        });
+        let mut copy = vec![0f32; n];
+        group.bench_function(BenchmarkId::new("floor", n), |b| {
+            b.iter(|| {
+                copy.copy_from_slice(black_box(&data));
+                out.fill(1);
+                black_box(&mut out);
+            })
+        });
+    }
+    group.finish();
+}
+
 fn benches(c: &mut Criterion) {
     for density in [0.01, 0.1, 0.5, 0.99] {
         bench_case(c, "f32_16M_rank1", &[16 << 20], density, 1.0f32, 0.0);
@@ -66,5 +111,5 @@ fn benches(c: &mut Criterion) {
     bench_case(c, "f32_1K_rank1", &[1 << 10], 0.5, 1.0f32, 0.0);
 }
 
-criterion_group!(op_core, benches);
+criterion_group!(op_core, small_cases, benches);
 criterion_main!(op_core);

@@ -11,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 use nonzero_core::dml::{
     nonzero_coordinates, validate, DmlDataType, FeatureLevel, NonZeroCoordinatesDesc, TensorDesc,
 };
-use nonzero_core::{layout::row_major_strides, reference, NumericSlice, Sequential};
+use nonzero_core::{reference, row_major_strides, NumericSlice, Sequential};
 use nonzero_fuzz::{aligned, as_bytes, bits_nonzero, size_of, Bytes, Reversed, FIXED};
 
 const DML_TYPES: [DmlDataType; 11] = [

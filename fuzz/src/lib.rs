@@ -40,14 +40,7 @@ pub const FIXED: [DataType; 15] = DataType::FIXED_SIZE;
 
 /// Element size in bytes.
 pub fn size_of(t: DataType) -> usize {
-    match t {
-        DataType::Bool | DataType::Uint8 | DataType::Int8 => 1,
-        DataType::Uint16 | DataType::Int16 | DataType::Float16 | DataType::Bfloat16 => 2,
-        DataType::Uint32 | DataType::Int32 | DataType::Float32 => 4,
-        DataType::Uint64 | DataType::Int64 | DataType::Float64 | DataType::Complex64 => 8,
-        DataType::Complex128 => 16,
-        DataType::String => unreachable!("strings have no fixed size"),
-    }
+    t.size_of().expect("strings have no fixed size")
 }
 
 /// The oracle's zero test, written from the ONNX/IEEE rules on raw little-endian bits and sharing
@@ -84,8 +77,8 @@ fn bytemuck_copy(dst: &mut [u128], src: &[u8]) {
 
 /// The bytes of an aligned buffer (little-endian host).
 pub fn as_bytes(v: &[u128], len: usize) -> &[u8] {
-    // SAFETY: u128 has no padding and any byte is a valid u8; `len` is at most the buffer's size.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), len.min(v.len() * 16)) }
+    let bytes: &[u8] = bytemuck::cast_slice(v);
+    &bytes[..len.min(bytes.len())]
 }
 
 /// Runs tasks last to first on the calling thread, claiming `parallelism` workers.

@@ -3,8 +3,8 @@
 
 use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
-use nonzero_harness::runner::{self, RunOptions, Status};
 use nonzero_harness::{bundled, pack};
+use nonzero_ort_runner::{self as runner, RunOptions, Status};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

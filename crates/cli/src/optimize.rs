@@ -1,7 +1,7 @@
 //! `nonzero optimize IN OUT [--check]`: rewrite exported NonZero chains (crates/optimize).
 
 use anyhow::{anyhow, bail, Context, Result};
-use nonzero_harness::runner::{self, Status};
+use nonzero_ort_runner::{self as runner, Status};
 use nonzero_proto::onnx::ModelProto;
 use nonzero_proto::Message;
 use std::io::Write;

@@ -6,15 +6,15 @@
 //! - [`testcase`]: ONNX test-case directories (`model.onnx`, `test_data_set_N/{input,output}_M.pb`).
 //! - [`pack`]: the conformance pack generator (expected outputs from `nonzero_core::reference`).
 //! - [`bundled`]: the small models committed under `models/`.
-//! - [`runner`]: runs case directories and bare models through ONNX Runtime (`ort`, loaded
-//!   dynamically), with or without the NonZero custom-op library.
+//!
+//! Nothing here starts ONNX Runtime or depends on `ort`: the runner is `nonzero-ort-runner`.
 
 pub mod bundled;
 pub mod model;
 pub mod pack;
-pub mod runner;
 pub mod tensor;
 pub mod testcase;
+mod values;
 
 pub use nonzero_proto::onnx;
 pub use tensor::{Tensor, TensorData};

@@ -7,8 +7,9 @@
 //! imaginary pairs); `double_data` for double and complex128.
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
-use nonzero_core::element::str_is_nonzero;
-use nonzero_core::{bf16, f16, Complex32, Complex64, DataType, Element};
+use nonzero_core::{
+    bf16, dispatch_element, f16, str_is_nonzero, Complex32, Complex64, DataType, Element,
+};
 use nonzero_proto::onnx::TensorProto;
 use std::fmt::Write as _;
 
@@ -34,51 +35,61 @@ pub enum TensorData {
     String(Vec<String>),
 }
 
-/// Applies `$body` to the vector inside any numeric variant (bound as `$v`), and `$s` to strings.
+/// Applies `$body` to the vector inside any numeric variant (bound as `$v`), and `$s` to strings:
+/// the one place that opens a [`TensorData`]. Exported for the ORT runner.
+#[macro_export]
 macro_rules! each_numeric {
     ($data:expr, $v:ident => $body:expr, $sv:ident => $s:expr) => {
         match $data {
-            TensorData::Bool($v) => $body,
-            TensorData::Uint8($v) => $body,
-            TensorData::Int8($v) => $body,
-            TensorData::Uint16($v) => $body,
-            TensorData::Int16($v) => $body,
-            TensorData::Uint32($v) => $body,
-            TensorData::Int32($v) => $body,
-            TensorData::Uint64($v) => $body,
-            TensorData::Int64($v) => $body,
-            TensorData::Float16($v) => $body,
-            TensorData::Bfloat16($v) => $body,
-            TensorData::Float32($v) => $body,
-            TensorData::Float64($v) => $body,
-            TensorData::Complex64($v) => $body,
-            TensorData::Complex128($v) => $body,
-            TensorData::String($sv) => $s,
+            $crate::TensorData::Bool($v) => $body,
+            $crate::TensorData::Uint8($v) => $body,
+            $crate::TensorData::Int8($v) => $body,
+            $crate::TensorData::Uint16($v) => $body,
+            $crate::TensorData::Int16($v) => $body,
+            $crate::TensorData::Uint32($v) => $body,
+            $crate::TensorData::Int32($v) => $body,
+            $crate::TensorData::Uint64($v) => $body,
+            $crate::TensorData::Int64($v) => $body,
+            $crate::TensorData::Float16($v) => $body,
+            $crate::TensorData::Bfloat16($v) => $body,
+            $crate::TensorData::Float32($v) => $body,
+            $crate::TensorData::Float64($v) => $body,
+            $crate::TensorData::Complex64($v) => $body,
+            $crate::TensorData::Complex128($v) => $body,
+            $crate::TensorData::String($sv) => $s,
         }
     };
 }
 
+/// `TensorData::from(vec)` for a vector of any NonZero element type (or of strings).
+macro_rules! from_vecs {
+    ($($variant:ident => $t:ty),* $(,)?) => {$(
+        impl From<Vec<$t>> for TensorData {
+            fn from(v: Vec<$t>) -> TensorData {
+                TensorData::$variant(v)
+            }
+        }
+    )*};
+}
+
+from_vecs!(
+    Bool => bool, Uint8 => u8, Int8 => i8, Uint16 => u16, Int16 => i16, Uint32 => u32,
+    Int32 => i32, Uint64 => u64, Int64 => i64, Float16 => f16, Bfloat16 => bf16,
+    Float32 => f32, Float64 => f64, Complex64 => Complex32, Complex128 => Complex64,
+    String => String,
+);
+
+// `raw_data` is little-endian; the typed vectors are viewed as bytes in memory order.
+#[cfg(not(target_endian = "little"))]
+compile_error!("the harness writes raw_data by viewing memory as little-endian bytes");
+
 impl TensorData {
     /// The element type.
     pub fn dtype(&self) -> DataType {
-        match self {
-            TensorData::Bool(_) => DataType::Bool,
-            TensorData::Uint8(_) => DataType::Uint8,
-            TensorData::Int8(_) => DataType::Int8,
-            TensorData::Uint16(_) => DataType::Uint16,
-            TensorData::Int16(_) => DataType::Int16,
-            TensorData::Uint32(_) => DataType::Uint32,
-            TensorData::Int32(_) => DataType::Int32,
-            TensorData::Uint64(_) => DataType::Uint64,
-            TensorData::Int64(_) => DataType::Int64,
-            TensorData::Float16(_) => DataType::Float16,
-            TensorData::Bfloat16(_) => DataType::Bfloat16,
-            TensorData::Float32(_) => DataType::Float32,
-            TensorData::Float64(_) => DataType::Float64,
-            TensorData::Complex64(_) => DataType::Complex64,
-            TensorData::Complex128(_) => DataType::Complex128,
-            TensorData::String(_) => DataType::String,
+        fn of<T: Element>(_: &[T]) -> DataType {
+            T::DTYPE
         }
+        each_numeric!(self, v => of(v), _s => DataType::String)
     }
 
     /// Number of elements.
@@ -98,41 +109,7 @@ impl TensorData {
 
     /// The little-endian packed bytes (`raw_data`); `None` for strings.
     pub fn to_le_bytes(&self) -> Option<Vec<u8>> {
-        fn pack<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
-            let mut out = Vec::with_capacity(v.len() * N);
-            for &x in v {
-                out.extend_from_slice(&f(x));
-            }
-            out
-        }
-        Some(match self {
-            TensorData::Bool(v) => v.iter().map(|&b| b as u8).collect(),
-            TensorData::Uint8(v) => v.clone(),
-            TensorData::Int8(v) => pack(v, i8::to_le_bytes),
-            TensorData::Uint16(v) => pack(v, u16::to_le_bytes),
-            TensorData::Int16(v) => pack(v, i16::to_le_bytes),
-            TensorData::Uint32(v) => pack(v, u32::to_le_bytes),
-            TensorData::Int32(v) => pack(v, i32::to_le_bytes),
-            TensorData::Uint64(v) => pack(v, u64::to_le_bytes),
-            TensorData::Int64(v) => pack(v, i64::to_le_bytes),
-            TensorData::Float16(v) => pack(v, f16::to_le_bytes),
-            TensorData::Bfloat16(v) => pack(v, bf16::to_le_bytes),
-            TensorData::Float32(v) => pack(v, f32::to_le_bytes),
-            TensorData::Float64(v) => pack(v, f64::to_le_bytes),
-            TensorData::Complex64(v) => pack(v, |c: Complex32| {
-                let mut b = [0u8; 8];
-                b[..4].copy_from_slice(&c.re.to_le_bytes());
-                b[4..].copy_from_slice(&c.im.to_le_bytes());
-                b
-            }),
-            TensorData::Complex128(v) => pack(v, |c: Complex64| {
-                let mut b = [0u8; 16];
-                b[..8].copy_from_slice(&c.re.to_le_bytes());
-                b[8..].copy_from_slice(&c.im.to_le_bytes());
-                b
-            }),
-            TensorData::String(_) => return None,
-        })
+        each_numeric!(self, v => Some(bytemuck::cast_slice::<_, u8>(v.as_slice()).to_vec()), _s => None)
     }
 
     /// Decodes little-endian packed bytes of `dtype` (not strings).
@@ -145,39 +122,11 @@ impl TensorData {
             "raw_data of {} bytes is not a whole number of {dtype} elements",
             raw.len()
         );
-        fn unpack<T, const N: usize>(raw: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
-            raw.chunks_exact(N)
-                .map(|c| f(c.try_into().expect("chunk of N bytes")))
-                .collect()
-        }
-        Ok(match dtype {
-            DataType::Bool => TensorData::Bool(raw.iter().map(|&b| b != 0).collect()),
-            DataType::Uint8 => TensorData::Uint8(raw.to_vec()),
-            DataType::Int8 => TensorData::Int8(unpack(raw, i8::from_le_bytes)),
-            DataType::Uint16 => TensorData::Uint16(unpack(raw, u16::from_le_bytes)),
-            DataType::Int16 => TensorData::Int16(unpack(raw, i16::from_le_bytes)),
-            DataType::Uint32 => TensorData::Uint32(unpack(raw, u32::from_le_bytes)),
-            DataType::Int32 => TensorData::Int32(unpack(raw, i32::from_le_bytes)),
-            DataType::Uint64 => TensorData::Uint64(unpack(raw, u64::from_le_bytes)),
-            DataType::Int64 => TensorData::Int64(unpack(raw, i64::from_le_bytes)),
-            DataType::Float16 => TensorData::Float16(unpack(raw, f16::from_le_bytes)),
-            DataType::Bfloat16 => TensorData::Bfloat16(unpack(raw, bf16::from_le_bytes)),
-            DataType::Float32 => TensorData::Float32(unpack(raw, f32::from_le_bytes)),
-            DataType::Float64 => TensorData::Float64(unpack(raw, f64::from_le_bytes)),
-            DataType::Complex64 => TensorData::Complex64(unpack(raw, |b: [u8; 8]| {
-                Complex32::new(
-                    f32::from_le_bytes(b[..4].try_into().unwrap()),
-                    f32::from_le_bytes(b[4..].try_into().unwrap()),
-                )
-            })),
-            DataType::Complex128 => TensorData::Complex128(unpack(raw, |b: [u8; 16]| {
-                Complex64::new(
-                    f64::from_le_bytes(b[..8].try_into().unwrap()),
-                    f64::from_le_bytes(b[8..].try_into().unwrap()),
-                )
-            })),
-            DataType::String => unreachable!("size_of is None for strings"),
-        })
+        Ok(dispatch_element!(
+            dtype,
+            T => TensorData::from(raw.chunks_exact(size).map(T::read_le).collect::<Vec<T>>()),
+            String => unreachable!("size_of is None for strings"),
+        ))
     }
 
     /// Bit-exact equality (NaN payloads and the sign of zero count; `PartialEq` would say NaN != NaN).

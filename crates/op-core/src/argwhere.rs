@@ -69,8 +69,7 @@ impl Counted {
                     write_rows(dst, &template, block.inner, block.cols, |c| c as i64);
                     written += k;
                 }
-            })
-            .collect();
+            });
         self.write(src, exec, writers);
         Ok(())
     }
@@ -170,7 +169,7 @@ pub fn argwhere<T: Element>(data: &[T], shape: &[usize]) -> Result<ArgWhereCoord
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::Sequential;
+    use crate::Sequential;
     use crate::source::string_source;
 
     #[test]

@@ -10,45 +10,104 @@ use crate::DataType;
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 
-/// A fixed-size element type NonZero accepts.
+mod sealed {
+    /// Only the types listed in this file are elements: the kernel, the byte views and the
+    /// dispatch below assume exactly these fifteen.
+    pub trait Sealed {}
+}
+
+/// A fixed-size element type NonZero accepts: one per [`DataType`] but strings.
 ///
-/// `is_nonzero` must be a pure function of the value's bits.
-pub trait Element: Copy + Send + Sync + 'static {
+/// `NoUninit` (no padding) makes `bytemuck::cast_slice::<T, u8>` safe for every element, so
+/// byte views of typed buffers need no `unsafe`. `is_nonzero` is a pure function of the bits.
+pub trait Element: sealed::Sealed + bytemuck::NoUninit + PartialEq + Send + Sync {
     /// The ONNX data type.
     const DTYPE: DataType;
     /// `true` unless the value is zero in the sense of the ONNX text.
     fn is_nonzero(self) -> bool;
+    /// Reads one element from exactly `size_of::<Self>()` little-endian bytes (any non-zero byte
+    /// is `true` for bool). Panics on another length.
+    fn read_le(bytes: &[u8]) -> Self;
 }
 
-macro_rules! integer_elements {
-    ($($t:ty => $dt:ident),* $(,)?) => {$(
-        impl Element for $t {
-            const DTYPE: DataType = DataType::$dt;
-            #[inline(always)]
-            fn is_nonzero(self) -> bool {
-                self != 0
+/// Evaluates `$body` with the type alias `$T` naming the element type of `$dtype` (a
+/// [`DataType`](crate::DataType) value); `String => $string` is the arm for strings, which have
+/// no element type. This is the one bridge from the run-time type to the generic code:
+///
+/// ```
+/// use nonzero_core::{dispatch_element, DataType, Element};
+/// fn zero_is_zero<T: Element>() -> bool { !T::read_le(&vec![0; std::mem::size_of::<T>()]).is_nonzero() }
+/// let all = DataType::ALL.iter().all(|&t| dispatch_element!(t, T => zero_is_zero::<T>(), String => true));
+/// assert!(all);
+/// ```
+#[macro_export]
+macro_rules! dispatch_element {
+    ($dtype:expr, $T:ident => $body:expr, String => $string:expr $(,)?) => {
+        match $dtype {
+            $crate::DataType::Bool => {
+                type $T = bool;
+                $body
             }
+            $crate::DataType::Uint8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DataType::Int8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DataType::Uint16 => {
+                type $T = u16;
+                $body
+            }
+            $crate::DataType::Int16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::DataType::Uint32 => {
+                type $T = u32;
+                $body
+            }
+            $crate::DataType::Int32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DataType::Uint64 => {
+                type $T = u64;
+                $body
+            }
+            $crate::DataType::Int64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DataType::Float16 => {
+                type $T = $crate::f16;
+                $body
+            }
+            $crate::DataType::Bfloat16 => {
+                type $T = $crate::bf16;
+                $body
+            }
+            $crate::DataType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DataType::Float64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::DataType::Complex64 => {
+                type $T = $crate::Complex32;
+                $body
+            }
+            $crate::DataType::Complex128 => {
+                type $T = $crate::Complex64;
+                $body
+            }
+            $crate::DataType::String => $string,
         }
-    )*};
+    };
 }
-
-integer_elements!(
-    u8 => Uint8, i8 => Int8, u16 => Uint16, i16 => Int16,
-    u32 => Uint32, i32 => Int32, u64 => Uint64, i64 => Int64,
-);
-
-impl Element for bool {
-    const DTYPE: DataType = DataType::Bool;
-    #[inline(always)]
-    fn is_nonzero(self) -> bool {
-        self
-    }
-}
-
-/// Sign bit cleared: +0.0 and -0.0 both become 0, everything else (NaN included) stays non-zero.
-const F16_MAGNITUDE: u16 = 0x7FFF;
-const F32_MAGNITUDE: u32 = 0x7FFF_FFFF;
-const F64_MAGNITUDE: u64 = 0x7FFF_FFFF_FFFF_FFFF;
 
 impl DataType {
     /// The bits of one scalar component that make an element non-zero: an element is zero
@@ -56,17 +115,18 @@ impl DataType {
     /// or the real and imaginary parts of a complex number (each [`DataType::component_size`]
     /// bytes). `None` for strings, which have no fixed bit pattern.
     ///
-    /// This is the single definition of "zero" on bit patterns: the CPU tests below and the GPU
-    /// kernel's shader parameters are both derived from it.
+    /// This is the single definition of "zero" on bit patterns: the [`Element`] impls below and
+    /// the GPU kernel's shader parameters are both derived from it. Floats have the sign bit
+    /// cleared, so +0.0 and -0.0 both become 0 and everything else (NaN included) does not.
     pub const fn magnitude_mask(self) -> Option<u64> {
         Some(match self {
             DataType::Bool | DataType::Uint8 | DataType::Int8 => 0xFF,
             DataType::Uint16 | DataType::Int16 => 0xFFFF,
-            DataType::Float16 | DataType::Bfloat16 => F16_MAGNITUDE as u64,
-            DataType::Uint32 | DataType::Int32 => u32::MAX as u64,
-            DataType::Float32 | DataType::Complex64 => F32_MAGNITUDE as u64,
+            DataType::Float16 | DataType::Bfloat16 => 0x7FFF,
+            DataType::Uint32 | DataType::Int32 => 0xFFFF_FFFF,
+            DataType::Float32 | DataType::Complex64 => 0x7FFF_FFFF,
             DataType::Uint64 | DataType::Int64 => u64::MAX,
-            DataType::Float64 | DataType::Complex128 => F64_MAGNITUDE,
+            DataType::Float64 | DataType::Complex128 => 0x7FFF_FFFF_FFFF_FFFF,
             DataType::String => return None,
         })
     }
@@ -80,53 +140,88 @@ impl DataType {
     }
 }
 
-impl Element for f16 {
-    const DTYPE: DataType = DataType::Float16;
-    #[inline(always)]
-    fn is_nonzero(self) -> bool {
-        self.to_bits() & F16_MAGNITUDE != 0
+/// `DataType::magnitude_mask` as a constant of a fixed-size type.
+const fn magnitude(dtype: DataType) -> u64 {
+    match dtype.magnitude_mask() {
+        Some(mask) => mask,
+        None => panic!("strings have no magnitude mask"),
     }
 }
 
-impl Element for bf16 {
-    const DTYPE: DataType = DataType::Bfloat16;
+/// Every scalar type: zero when the bits under the type's magnitude mask are (for integers the
+/// mask is every bit, so this is `x != 0`; for floats the sign bit is off, so -0.0 is zero).
+macro_rules! scalar_elements {
+    ($($t:ty => $dt:ident, $bits:ty, $to_bits:expr),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DataType = DataType::$dt;
+            #[inline(always)]
+            fn is_nonzero(self) -> bool {
+                const MASK: $bits = magnitude(DataType::$dt) as $bits;
+                let to_bits: fn($t) -> $bits = $to_bits;
+                to_bits(self) & MASK != 0
+            }
+            fn read_le(bytes: &[u8]) -> Self {
+                <$t>::from_le_bytes(bytes.try_into().expect("one element's bytes"))
+            }
+        }
+    )*};
+}
+
+scalar_elements!(
+    u8 => Uint8, u8, |x| x,
+    i8 => Int8, u8, |x| x as u8,
+    u16 => Uint16, u16, |x| x,
+    i16 => Int16, u16, |x| x as u16,
+    u32 => Uint32, u32, |x| x,
+    i32 => Int32, u32, |x| x as u32,
+    u64 => Uint64, u64, |x| x,
+    i64 => Int64, u64, |x| x as u64,
+    f16 => Float16, u16, |x| x.to_bits(),
+    bf16 => Bfloat16, u16, |x| x.to_bits(),
+    f32 => Float32, u32, |x| x.to_bits(),
+    f64 => Float64, u64, |x| x.to_bits(),
+);
+
+impl sealed::Sealed for bool {}
+impl Element for bool {
+    const DTYPE: DataType = DataType::Bool;
     #[inline(always)]
     fn is_nonzero(self) -> bool {
-        self.to_bits() & F16_MAGNITUDE != 0
+        self
+    }
+    fn read_le(bytes: &[u8]) -> Self {
+        let [byte] = bytes.try_into().expect("one byte");
+        byte != 0
     }
 }
 
-impl Element for f32 {
-    const DTYPE: DataType = DataType::Float32;
-    #[inline(always)]
-    fn is_nonzero(self) -> bool {
-        self.to_bits() & F32_MAGNITUDE != 0
-    }
+/// Complex numbers: zero when both parts are (each part under the mask of its scalar type).
+macro_rules! complex_elements {
+    ($($t:ty => $dt:ident, $part:ty, $bits:ty),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DataType = DataType::$dt;
+            #[inline(always)]
+            fn is_nonzero(self) -> bool {
+                const MASK: $bits = magnitude(DataType::$dt) as $bits;
+                (self.re.to_bits() | self.im.to_bits()) & MASK != 0
+            }
+            fn read_le(bytes: &[u8]) -> Self {
+                let (re, im) = bytes.split_at(std::mem::size_of::<$part>());
+                <$t>::new(
+                    <$part>::from_le_bytes(re.try_into().expect("the real part's bytes")),
+                    <$part>::from_le_bytes(im.try_into().expect("the imaginary part's bytes")),
+                )
+            }
+        }
+    )*};
 }
 
-impl Element for f64 {
-    const DTYPE: DataType = DataType::Float64;
-    #[inline(always)]
-    fn is_nonzero(self) -> bool {
-        self.to_bits() & F64_MAGNITUDE != 0
-    }
-}
-
-impl Element for Complex32 {
-    const DTYPE: DataType = DataType::Complex64;
-    #[inline(always)]
-    fn is_nonzero(self) -> bool {
-        (self.re.to_bits() | self.im.to_bits()) & F32_MAGNITUDE != 0
-    }
-}
-
-impl Element for Complex64 {
-    const DTYPE: DataType = DataType::Complex128;
-    #[inline(always)]
-    fn is_nonzero(self) -> bool {
-        (self.re.to_bits() | self.im.to_bits()) & F64_MAGNITUDE != 0
-    }
-}
+complex_elements!(
+    Complex32 => Complex64, f32, u32,
+    Complex64 => Complex128, f64, u64,
+);
 
 /// The zero test for strings: the empty string is zero.
 #[inline]
@@ -229,6 +324,25 @@ mod tests {
         assert_eq!(
             zero_by_mask(DataType::Uint64, 1 << 63),
             !(1u64 << 63).is_nonzero()
+        );
+    }
+
+    #[test]
+    fn dispatch_reaches_the_type_of_every_dtype() {
+        for dtype in DataType::ALL {
+            let (seen, size) = dispatch_element!(
+                dtype,
+                T => (T::DTYPE, std::mem::size_of::<T>()),
+                String => (DataType::String, 0)
+            );
+            assert_eq!(seen, dtype);
+            assert_eq!(dtype.size_of().unwrap_or(0), size);
+        }
+        assert_eq!(f32::read_le(&1.5f32.to_le_bytes()), 1.5);
+        assert!(bool::read_le(&[2]));
+        assert_eq!(
+            Complex32::read_le(&[0, 0, 0x80, 0x3F, 0, 0, 0, 0xC0]),
+            Complex32::new(1.0, -2.0)
         );
     }
 

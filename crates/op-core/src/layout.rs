@@ -1,13 +1,21 @@
 //! Tensor layouts (sizes and element strides) and the shape rules both specs share.
 
 use crate::Error;
+use smallvec::SmallVec;
+
+/// Ranks up to this many dimensions are stored inline: building a layout and walking it allocate
+/// nothing (ONNX models rarely go past rank 6).
+pub(crate) const INLINE_RANK: usize = 8;
+
+/// Per-dimension values (sizes, strides, coordinates), inline up to [`INLINE_RANK`].
+pub(crate) type Dims = SmallVec<[usize; INLINE_RANK]>;
 
 /// Sizes and element strides of a tensor view. A stride of 0 broadcasts one element along that
 /// dimension (as in DirectML's `DML_BUFFER_TENSOR_DESC`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
-    sizes: Vec<usize>,
-    strides: Vec<usize>,
+    sizes: Dims,
+    strides: Dims,
     numel: usize,
     packed: bool,
 }
@@ -17,8 +25,8 @@ impl Layout {
     pub fn packed(sizes: &[usize]) -> Result<Layout, Error> {
         let numel = element_count(sizes)?;
         Ok(Layout {
-            sizes: sizes.to_vec(),
-            strides: row_major_strides(sizes),
+            sizes: Dims::from_slice(sizes),
+            strides: row_major(sizes),
             numel,
             packed: true,
         })
@@ -38,11 +46,11 @@ impl Layout {
             || sizes
                 .iter()
                 .zip(strides)
-                .zip(row_major_strides(sizes))
+                .zip(row_major(sizes))
                 .all(|((&n, &s), r)| n == 1 || s == r);
         Ok(Layout {
-            sizes: sizes.to_vec(),
-            strides: strides.to_vec(),
+            sizes: Dims::from_slice(sizes),
+            strides: Dims::from_slice(strides),
             numel,
             packed,
         })
@@ -76,7 +84,7 @@ impl Layout {
             return Ok(0);
         }
         let overflow = || Error::ElementCountOverflow {
-            sizes: self.sizes.clone(),
+            sizes: self.sizes.to_vec(),
         };
         let mut last = 0usize;
         for (&n, &s) in self.sizes.iter().zip(&self.strides) {
@@ -105,7 +113,11 @@ pub fn element_count(sizes: &[usize]) -> Result<usize, Error> {
 
 /// Row-major (C order) element strides.
 pub fn row_major_strides(sizes: &[usize]) -> Vec<usize> {
-    let mut strides = vec![0; sizes.len()];
+    row_major(sizes).to_vec()
+}
+
+fn row_major(sizes: &[usize]) -> Dims {
+    let mut strides = Dims::from_elem(0, sizes.len());
     let mut acc = 1usize;
     for (s, &n) in strides.iter_mut().zip(sizes).rev() {
         *s = acc;
@@ -118,12 +130,6 @@ pub fn row_major_strides(sizes: &[usize]) -> Vec<usize> {
 /// `{1,2,3,4}` has effective rank 3, `{1,1,5,5,5}` 3, `{1,1,1,1}` 0.
 pub fn effective_rank(sizes: &[usize]) -> usize {
     sizes.len() - sizes.iter().take_while(|&&n| n == 1).count()
-}
-
-/// ONNX NonZero's output shape, `[rank, nnz]`; a scalar gives `[0, nnz]` (the ONNX text, unlike
-/// numpy and ONNX Runtime's built-in kernel, which give `[1, nnz]`).
-pub fn onnx_output_shape(input_rank: usize, nnz: usize) -> [usize; 2] {
-    [input_rank, nnz]
 }
 
 #[cfg(test)]

@@ -1,13 +1,23 @@
 //! NonZero for ONNX and DirectML: semantics, validation and a parallel CPU kernel.
 //!
-//! - What "zero" means per type: [`element`].
-//! - Shapes, strides, effective rank: [`layout`].
-//! - The ONNX operator (`[rank, nnz]` int64): [`onnx`], with [`nonzero`] and [`nonzero_array`].
-//! - ArgWhere (`[nnz, rank]`, NonZero transposed): [`mod@argwhere`].
+//! Every public item has one path, the crate root, except DirectML's operator ([`dml`]),
+//! BooleanMask ([`mask`]) and the kernel's tuning constant ([`kernel::PARALLEL_THRESHOLD`]).
+//!
+//! - What "zero" means per type: [`Element`] (sealed), [`DataType::magnitude_mask`],
+//!   [`str_is_nonzero`]; [`dispatch_element!`] goes from a [`DataType`] to its element type.
+//! - Shapes, strides, effective rank: [`Layout`], [`effective_rank`].
+//! - The ONNX operator (`[rank, nnz]` int64): [`nonzero`], [`nonzero_with`], `nonzero_array`
+//!   (feature `ndarray`, on by default), or the two passes [`Counted::count`] and
+//!   [`Counted::write_onnx`].
+//! - Element sources: typed slices, [`NumericSlice`] (type known at run time), [`FnSource`].
+//! - Where the kernel's tasks run: [`Executor`], [`Sequential`], [`Rayon`].
+//! - ArgWhere (`[nnz, rank]`, NonZero transposed): [`argwhere`], [`argwhere_with`],
+//!   [`Counted::write_argwhere`].
 //! - BooleanMask (`tf.boolean_mask`, `x[mask]`): [`mask`].
 //! - DirectML's NonZeroCoordinates, its validation rules, and its ONNX Runtime form: [`dml`].
-//! - The two-pass kernel and where it runs: [`kernel`].
-//! - The naive oracle used by tests and the conformance pack: [`reference`](mod@reference).
+//!
+//! Feature `test-support` adds the naive oracle (`reference`) used by tests, fuzzers and the
+//! conformance pack; it is not part of the supported API.
 //!
 //! ```
 //! // A 2 x 2 input: the non-zeros are at (0, 0), (1, 0) and (1, 1).
@@ -17,28 +27,34 @@
 //! # Ok::<(), nonzero_core::Error>(())
 //! ```
 
-pub mod argwhere;
-pub mod data;
+mod argwhere;
+mod data;
 pub mod dml;
-pub mod dtype;
-pub mod element;
+mod dtype;
+mod element;
 mod error;
 pub mod kernel;
-pub mod layout;
+mod layout;
 pub mod mask;
-pub mod onnx;
+mod onnx;
+#[cfg(feature = "test-support")]
+#[doc(hidden)]
 pub mod reference;
-pub mod source;
+mod source;
 
 pub use argwhere::{argwhere, argwhere_with, ArgWhereCoordinates};
-pub use data::NumericSlice;
+pub use data::{BytesError, NumericSlice};
 pub use dtype::DataType;
-pub use element::Element;
+pub use element::{str_is_nonzero, Element};
 pub use error::Error;
-pub use kernel::{Counted, Executor, Rayon, Sequential};
-pub use layout::{effective_rank, Layout};
-pub use onnx::{nonzero, nonzero_array, nonzero_with, OnnxCoordinates};
-pub use source::{instruction_set, FnSource, ZeroTest};
+pub use kernel::counted::Counted;
+pub use kernel::executor::{Executor, Rayon, Sequential};
+pub use kernel::simd::instruction_set;
+pub use layout::{effective_rank, row_major_strides, Layout};
+#[cfg(feature = "ndarray")]
+pub use onnx::nonzero_array;
+pub use onnx::{nonzero, nonzero_with, OnnxCoordinates};
+pub use source::{string_source, FnSource, ZeroTest};
 
 /// Re-exported element types, so users need not depend on `half` and `num-complex` themselves.
 pub use half::{bf16, f16};

@@ -1,8 +1,9 @@
 //! ONNX NonZero: `[rank, nnz]` int64 coordinates, ascending row-major order.
 
-use crate::kernel::{Counted, Executor, Rayon};
+use crate::kernel::{Block, Counted, Executor, Rayon};
 use crate::source::ZeroTest;
 use crate::{Element, Error, Layout};
+#[cfg(feature = "ndarray")]
 use ndarray::{Array2, ArrayView, Dimension};
 
 /// ONNX NonZero's output: a `[rank, nnz]` int64 matrix; row `d` holds the `d`-th coordinate of
@@ -22,6 +23,7 @@ impl OnnxCoordinates {
     }
 
     /// The coordinates as an ndarray matrix.
+    #[cfg(feature = "ndarray")]
     pub fn into_array(self) -> Array2<i64> {
         Array2::from_shape_vec((self.rank, self.nnz), self.data)
             .expect("rank * nnz elements by construction")
@@ -44,6 +46,19 @@ impl Counted {
                 actual: out.len(),
             });
         }
+        if self.is_single() {
+            // One chunk owns the whole output: index it directly, nothing to split or collect.
+            let mut pos = 0;
+            let writer = move |block: Block<'_>| {
+                let k = block.cols.len();
+                for d in 0..rank {
+                    write_row(&mut out[d * nnz + pos..d * nnz + pos + k], &block, d);
+                }
+                pos += k;
+            };
+            self.write(src, exec, std::iter::once(writer));
+            return Ok(());
+        }
         // Cut every coordinate row into one piece per chunk; chunk i owns piece i of each row.
         let mut pieces: Vec<Vec<&mut [i64]>> =
             self.ranges().map(|_| Vec::with_capacity(rank)).collect();
@@ -55,28 +70,30 @@ impl Counted {
                 rest = tail;
             }
         }
-        let writers = pieces
-            .into_iter()
-            .map(|mut rows| {
-                let mut pos = 0;
-                move |block: crate::kernel::Block<'_>| {
-                    let k = block.cols.len();
-                    for (d, row) in rows.iter_mut().enumerate() {
-                        let dst = &mut row[pos..pos + k];
-                        if block.inner == Some(d) {
-                            for (o, &c) in dst.iter_mut().zip(block.cols) {
-                                *o = c as i64;
-                            }
-                        } else {
-                            dst.fill(block.coords[d] as i64);
-                        }
-                    }
-                    pos += k;
+        let writers = pieces.into_iter().map(|mut rows| {
+            let mut pos = 0;
+            move |block: Block<'_>| {
+                let k = block.cols.len();
+                for (d, row) in rows.iter_mut().enumerate() {
+                    write_row(&mut row[pos..pos + k], &block, d);
                 }
-            })
-            .collect();
+                pos += k;
+            }
+        });
         self.write(src, exec, writers);
         Ok(())
+    }
+}
+
+/// Coordinate `d` of each of the block's non-zeros.
+#[inline(always)]
+fn write_row(dst: &mut [i64], block: &Block<'_>, d: usize) {
+    if block.inner == Some(d) {
+        // A column index is below the input's element count, so it fits i64 unchanged: a memcpy.
+        const _: () = assert!(std::mem::size_of::<usize>() == std::mem::size_of::<i64>());
+        dst.copy_from_slice(bytemuck::cast_slice(block.cols));
+    } else {
+        dst.fill(block.coords[d] as i64);
     }
 }
 
@@ -116,6 +133,7 @@ pub fn nonzero<T: Element>(data: &[T], shape: &[usize]) -> Result<OnnxCoordinate
 }
 
 /// NonZero of an ndarray view of any dimensionality and memory order: `[ndim, nnz]`.
+#[cfg(feature = "ndarray")]
 pub fn nonzero_array<T: Element, D: Dimension>(array: ArrayView<'_, T, D>) -> Array2<i64> {
     let standard = array.as_standard_layout();
     let data = standard.as_slice().expect("standard layout is contiguous");
@@ -127,7 +145,7 @@ pub fn nonzero_array<T: Element, D: Dimension>(array: ArrayView<'_, T, D>) -> Ar
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::Sequential;
+    use crate::Sequential;
 
     #[test]
     fn onnx_backend_example() {
@@ -194,6 +212,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "ndarray")]
     fn ndarray_views_in_any_order() {
         let a = ndarray::arr2(&[[0.0f32, 1.0], [2.0, 0.0]]);
         assert_eq!(nonzero_array(a.view()), ndarray::arr2(&[[0, 1], [1, 0]]));

@@ -1,9 +1,11 @@
 //! Element sources the kernel can test for zero, addressed by element offset.
 //!
-//! Typed slices (`[T]` for any [`Element`]) are the fast path. Strings and anything that is not a
-//! plain slice (an ONNX Runtime string tensor, a memory-mapped file) go through [`FnSource`].
+//! Typed slices (`[T]` for any [`Element`]) are the fast path: their contiguous runs go to the
+//! vectorised loops of `kernel/simd.rs`. Strings and anything that is not a plain slice (an ONNX
+//! Runtime string tensor, a memory-mapped file) go through [`FnSource`].
 
 use crate::element::{str_is_nonzero, Element};
+use crate::kernel::simd;
 
 /// Elements a kernel can test for zero. A "run" is `len` elements at offsets
 /// `start, start + stride, ...`; `stride` may be 0 (broadcast).
@@ -75,179 +77,6 @@ impl<T: Element> ZeroTest for [T] {
         }
     }
 }
-
-/// Non-zeros in a contiguous run. Sums per block into `u32` lanes (a `usize` sum would make the
-/// vectorised loop widen every flag to 64 bits).
-#[inline(always)]
-fn count_contiguous<T: Element>(run: &[T]) -> usize {
-    run.chunks(COUNT_BLOCK)
-        .map(|block| block.iter().map(|x| x.is_nonzero() as u32).sum::<u32>() as usize)
-        .sum()
-}
-
-/// Elements per `u32` partial count: far below 2^32, large enough to amortise the reduction.
-const COUNT_BLOCK: usize = 1 << 16;
-
-/// Stream compaction, 64 elements at a time. The zero test writes one flag byte per element
-/// (branch-free; vectorised for every element width) and the flags are packed into a 64-bit mask
-/// by multiplication. Then, for each byte of the mask (8 elements), eight positions from a lookup
-/// table are stored unconditionally and the cursor advances by the byte's population: a fixed
-/// amount of work per 8 elements at any density, with no data-dependent branch but the skip of
-/// empty groups (the common case of sparse masks, and predictable at any steady density).
-#[inline(always)]
-fn compact_contiguous<T: Element>(run: &[T], first_index: usize, out: &mut [usize]) -> usize {
-    debug_assert!(out.len() >= run.len());
-    let mut k = 0;
-    let mut groups = run.chunks_exact(GROUP);
-    let mut base = first_index;
-    let mut flags = [0u8; GROUP];
-    for group in &mut groups {
-        for (f, x) in flags.iter_mut().zip(group) {
-            *f = x.is_nonzero() as u8;
-        }
-        let mask = pack_flags(&flags);
-        if mask != 0 {
-            for (byte_index, byte) in mask.to_le_bytes().into_iter().enumerate() {
-                let positions = &SET_BITS[byte as usize];
-                let at = base + 8 * byte_index;
-                // k <= elements before this byte, so k + 8 <= elements through it <= out.len().
-                for (slot, &p) in out[k..k + 8].iter_mut().zip(positions) {
-                    *slot = at + p as usize;
-                }
-                k += byte.count_ones() as usize;
-            }
-        }
-        base += GROUP;
-    }
-    for (j, x) in groups.remainder().iter().enumerate() {
-        out[k] = base + j;
-        k += x.is_nonzero() as usize;
-    }
-    k
-}
-
-const GROUP: usize = 64;
-
-/// `SET_BITS[b]` lists the positions of the set bits of `b`, ascending (unused slots are 0).
-static SET_BITS: [[u8; 8]; 256] = {
-    let mut table = [[0u8; 8]; 256];
-    let mut b = 0;
-    while b < 256 {
-        let (mut bit, mut n) = (0, 0);
-        while bit < 8 {
-            if b & (1 << bit) != 0 {
-                table[b][n] = bit as u8;
-                n += 1;
-            }
-            bit += 1;
-        }
-        b += 1;
-    }
-    table
-};
-
-/// Bit `i` of the result is `flags[i]` (each 0 or 1): eight flag bytes at a time are gathered
-/// into one byte by a multiplication whose partial products land each byte's bit in place.
-#[inline(always)]
-fn pack_flags(flags: &[u8; GROUP]) -> u64 {
-    const GATHER: u64 = 0x0102_0408_1020_4080;
-    let mut mask = 0u64;
-    for (i, eight) in flags.chunks_exact(8).enumerate() {
-        let word = u64::from_le_bytes(eight.try_into().expect("8 bytes"));
-        mask |= (word.wrapping_mul(GATHER) >> 56) << (8 * i);
-    }
-    mask
-}
-
-/// The hot loops, compiled once more for wider vector units and picked at run time. The code is
-/// the same generic Rust; `target_feature` only lets the compiler use AVX2 or AVX-512 for it.
-mod simd {
-    use super::{compact_contiguous, count_contiguous};
-    use crate::Element;
-
-    #[cfg(target_arch = "x86_64")]
-    #[derive(Clone, Copy, PartialEq, Eq)]
-    enum Level {
-        Baseline,
-        Avx2,
-        Avx512,
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    fn level() -> Level {
-        use std::sync::atomic::{AtomicU8, Ordering};
-        static LEVEL: AtomicU8 = AtomicU8::new(u8::MAX);
-        let cached = LEVEL.load(Ordering::Relaxed);
-        let avx512 = is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("avx512vl");
-        let avx2 = is_x86_feature_detected!("avx2")
-            && is_x86_feature_detected!("bmi1")
-            && is_x86_feature_detected!("bmi2")
-            && is_x86_feature_detected!("popcnt");
-        let level = match cached {
-            0 => return Level::Baseline,
-            1 => return Level::Avx2,
-            2 => return Level::Avx512,
-            // NONZERO_SIMD caps the level (never above what the CPU has), so that tests can run
-            // every path this machine supports.
-            _ => match std::env::var("NONZERO_SIMD").as_deref() {
-                Ok("baseline") => Level::Baseline,
-                Ok("avx2") if avx2 => Level::Avx2,
-                Ok("avx2") => Level::Baseline,
-                _ if avx512 && avx2 => Level::Avx512,
-                _ if avx2 => Level::Avx2,
-                _ => Level::Baseline,
-            },
-        };
-        LEVEL.store(level as u8, Ordering::Relaxed);
-        level
-    }
-
-    /// The instruction set the kernel's loops use on this machine.
-    pub fn instruction_set() -> &'static str {
-        #[cfg(target_arch = "x86_64")]
-        return match level() {
-            Level::Baseline => "x86-64 baseline (SSE2)",
-            Level::Avx2 => "AVX2",
-            Level::Avx512 => "AVX-512",
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        "portable"
-    }
-
-    macro_rules! multiversion {
-        ($name:ident, $inner:ident, ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
-            #[inline]
-            pub fn $name<T: Element>($($arg: $ty),*) -> $ret {
-                #[cfg(target_arch = "x86_64")]
-                {
-                    #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
-                    fn avx2<T: Element>($($arg: $ty),*) -> $ret {
-                        $inner($($arg),*)
-                    }
-                    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,bmi1,bmi2,popcnt")]
-                    fn avx512<T: Element>($($arg: $ty),*) -> $ret {
-                        $inner($($arg),*)
-                    }
-                    match level() {
-                        // SAFETY: `level` reported these features on this CPU.
-                        Level::Avx512 => return unsafe { avx512::<T>($($arg),*) },
-                        // SAFETY: as above.
-                        Level::Avx2 => return unsafe { avx2::<T>($($arg),*) },
-                        Level::Baseline => {}
-                    }
-                }
-                $inner($($arg),*)
-            }
-        };
-    }
-
-    multiversion!(count, count_contiguous, (run: &[T]) -> usize);
-    multiversion!(compact, compact_contiguous, (run: &[T], first_index: usize, out: &mut [usize]) -> usize);
-}
-
-pub use simd::instruction_set;
 
 /// A source defined by a zero test per offset: strings, lazily computed data, foreign buffers.
 pub struct FnSource<F> {
@@ -323,37 +152,6 @@ mod tests {
         assert_eq!(data[..].count_run(0, 4, 0), 0);
         let k = data[..].compact_run(1, 3, 0, 0, &mut out);
         assert_eq!(&out[..k], &[0, 1, 2]);
-    }
-
-    #[test]
-    fn flags_pack_into_bits_in_order() {
-        let mut flags = [0u8; GROUP];
-        for i in [0, 1, 7, 8, 9, 31, 32, 62, 63] {
-            flags[i] = 1;
-        }
-        let expected = [0, 1, 7, 8, 9, 31, 32, 62, 63]
-            .iter()
-            .fold(0u64, |m, &i| m | 1 << i);
-        assert_eq!(pack_flags(&flags), expected);
-        assert_eq!(pack_flags(&[1; GROUP]), u64::MAX);
-        assert_eq!(pack_flags(&[0; GROUP]), 0);
-    }
-
-    #[test]
-    fn sparse_and_dense_groups_compact_alike() {
-        // 300 elements: four full groups (sparse, dense, empty, full) and a tail.
-        let data: Vec<u32> = (0..300u32)
-            .map(|i| match i / 64 {
-                0 => (i % 17 == 0) as u32,
-                1 => (i % 3 != 0) as u32,
-                2 => 0,
-                _ => i,
-            })
-            .collect();
-        let expected: Vec<usize> = (0..300).filter(|&i| data[i] != 0).map(|i| i + 5).collect();
-        let mut out = [0usize; 300];
-        let k = data[..].compact_run(0, 300, 1, 5, &mut out);
-        assert_eq!(&out[..k], &expected[..]);
     }
 
     #[test]

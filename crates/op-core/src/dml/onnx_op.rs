@@ -161,7 +161,7 @@ pub(crate) fn write_right_aligned<S: ZeroTest + ?Sized>(
     }
     let skipped = counted.rank() - columns;
     let mut rest = rows;
-    let writers: Vec<_> = counted
+    let writers = counted
         .ranges()
         .map(|(_, count)| {
             let (mine, tail) = std::mem::take(&mut rest).split_at_mut(count * columns);
@@ -180,15 +180,14 @@ pub(crate) fn write_right_aligned<S: ZeroTest + ?Sized>(
                 write_rows(dst, &template, inner, block.cols, |c| c as u32);
                 written += k;
             }
-        })
-        .collect();
+        });
     counted.write(src, exec, writers);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::{Rayon, Sequential};
+    use crate::{Rayon, Sequential};
     use crate::source::string_source;
 
     #[test]

@@ -1,5 +1,5 @@
 use super::*;
-use crate::kernel::{Rayon, Sequential};
+use crate::{Rayon, Sequential};
 
 fn desc(input: TensorDesc, m: u32, n: u32) -> NonZeroCoordinatesDesc {
     let dims = input.sizes.len();

@@ -3,20 +3,25 @@
 //! Size-1 dimensions are dropped from the walk (their coordinate is always 0), so `[n, 1]` is
 //! walked as one row of `n` elements instead of `n` rows of one.
 
+use crate::layout::Dims;
 use crate::source::ZeroTest;
 use crate::Layout;
 
-/// Per-thread scratch: indices of non-zero elements of one block (8 KiB).
-pub const BLOCK: usize = 1024;
+/// Per-task scratch: indices of non-zero elements of one block (8 KiB), on the stack.
+pub(crate) const BLOCK: usize = 1024;
+/// The scratch of a small chunk (2 KiB): zeroing 8 KiB would cost as much as the whole walk.
+const SMALL_BLOCK: usize = 256;
+/// The scratch of a chunk that fits one compaction group (512 bytes), e.g. a token mask.
+const TINY_BLOCK: usize = 64;
 
 /// The walked geometry of a layout.
 #[derive(Debug, Clone)]
 pub(crate) struct Walk {
     /// Sizes and strides of the walked (non-unit) dimensions.
-    sizes: Vec<usize>,
-    strides: Vec<usize>,
+    sizes: Dims,
+    strides: Dims,
     /// The original dimension index of each walked dimension.
-    dims: Vec<usize>,
+    dims: Dims,
     rank: usize,
     packed: bool,
 }
@@ -34,9 +39,9 @@ pub(crate) struct Block<'a> {
 impl Walk {
     pub(crate) fn new(layout: &Layout) -> Walk {
         let mut walk = Walk {
-            sizes: vec![],
-            strides: vec![],
-            dims: vec![],
+            sizes: Dims::new(),
+            strides: Dims::new(),
+            dims: Dims::new(),
             rank: layout.rank(),
             packed: layout.is_packed(),
         };
@@ -72,10 +77,27 @@ impl Walk {
         src: &S,
         start: usize,
         end: usize,
+        sink: impl FnMut(Block<'_>),
+    ) {
+        if end - start <= TINY_BLOCK {
+            self.visit_with::<S, TINY_BLOCK>(src, start, end, sink)
+        } else if end - start <= 4 * SMALL_BLOCK {
+            self.visit_with::<S, SMALL_BLOCK>(src, start, end, sink)
+        } else {
+            self.visit_with::<S, BLOCK>(src, start, end, sink)
+        }
+    }
+
+    /// [`Walk::visit`] with an `N`-element scratch block.
+    fn visit_with<S: ZeroTest + ?Sized, const N: usize>(
+        &self,
+        src: &S,
+        start: usize,
+        end: usize,
         mut sink: impl FnMut(Block<'_>),
     ) {
-        let mut buf = [0usize; BLOCK];
-        let mut coords = vec![0usize; self.rank];
+        let mut buf = [0usize; N];
+        let mut coords = Dims::from_elem(0, self.rank);
         let inner = self.dims.last().copied();
         self.rows(start, end, |offset, len, stride, (outer, first_col)| {
             for (&d, &c) in self.dims.iter().zip(outer) {
@@ -83,7 +105,7 @@ impl Walk {
             }
             let mut done = 0;
             while done < len {
-                let n = (len - done).min(BLOCK);
+                let n = (len - done).min(N);
                 let k = src.compact_run(
                     offset + done * stride,
                     n,
@@ -122,7 +144,7 @@ impl Walk {
         let walked = self.sizes.len();
         let inner_stride = self.strides[walked - 1];
         // Coordinates of `start` in the walked dimensions; one division per dimension per chunk.
-        let mut outer = vec![0usize; walked];
+        let mut outer = Dims::from_elem(0, walked);
         let mut rest = start / inner_size;
         let mut col = start % inner_size;
         for d in (0..walked - 1).rev() {

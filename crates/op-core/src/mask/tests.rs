@@ -1,5 +1,5 @@
 use super::*;
-use crate::kernel::{Rayon, Sequential};
+use crate::{Rayon, Sequential};
 
 #[test]
 fn mask_of_x_shape_selects_elements() {

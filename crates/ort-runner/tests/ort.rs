@@ -3,8 +3,8 @@
 //! target/release/libnonzero_ort.so). `scripts/test` sets both up; a missing one is a failure.
 
 use nonzero_core::DataType;
-use nonzero_harness::runner::{self, RunOptions, Status};
 use nonzero_harness::{bundled, model, Tensor, TensorData, TestCase};
+use nonzero_ort_runner::{self as runner, RunOptions, Status};
 use std::path::PathBuf;
 use std::sync::Once;
 

@@ -4,15 +4,15 @@
 //! Runtime 1.17 and later. Sessions are made with or without the NonZero custom-op library
 //! (`SessionBuilder::with_operator_library`); without it, ORT's built-in NonZero runs.
 
-use crate::testcase::{io_names, read_model};
-use crate::{Tensor, TensorData, TestCase};
 use anyhow::{anyhow, bail, Context, Result};
-use nonzero_core::{bf16, f16, Complex32, Complex64, DataType};
+use nonzero_core::{dispatch_element, DataType};
+use nonzero_harness::testcase::{io_names, read_model};
+use nonzero_harness::{each_numeric, Tensor, TensorData, TestCase};
 use nonzero_proto::onnx::{
     tensor_shape_proto::dimension::Value as DimValue, type_proto, ModelProto,
 };
 use ort::session::Session;
-use ort::value::{DynValue, Tensor as OrtTensor, TensorElementType, ValueRef};
+use ort::value::{DynValue, Tensor as OrtTensor, ValueRef};
 use prost::Message;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -103,29 +103,12 @@ pub fn to_value(t: &Tensor) -> Result<DynValue> {
             OrtTensor::from_array((shape, $v.clone())).map(|x| x.into_dyn())
         };
     }
-    let v = match &t.data {
-        TensorData::Bool(v) => prim!(v),
-        TensorData::Uint8(v) => prim!(v),
-        TensorData::Int8(v) => prim!(v),
-        TensorData::Uint16(v) => prim!(v),
-        TensorData::Int16(v) => prim!(v),
-        TensorData::Uint32(v) => prim!(v),
-        TensorData::Int32(v) => prim!(v),
-        TensorData::Uint64(v) => prim!(v),
-        TensorData::Int64(v) => prim!(v),
-        TensorData::Float16(v) => prim!(v),
-        TensorData::Bfloat16(v) => prim!(v),
-        TensorData::Float32(v) => prim!(v),
-        TensorData::Float64(v) => prim!(v),
-        TensorData::Complex64(v) => prim!(v),
-        TensorData::Complex128(v) => prim!(v),
-        TensorData::String(v) => {
-            if v.iter().any(|s| s.contains('\0')) {
-                bail!("string input holds a NUL character, which ORT's C API (FillStringTensor, C strings) cannot carry");
-            }
-            OrtTensor::from_string_array((shape, v.as_slice())).map(|x| x.into_dyn())
+    let v = each_numeric!(&t.data, v => prim!(v), v => {
+        if v.iter().any(|s| s.contains('\0')) {
+            bail!("string input holds a NUL character, which ORT's C API (FillStringTensor, C strings) cannot carry");
         }
-    };
+        OrtTensor::from_string_array((shape, v.as_slice())).map(|x| x.into_dyn())
+    });
     v.map_err(|e| anyhow!("creating an ORT tensor: {e}"))
 }
 
@@ -135,40 +118,25 @@ pub fn from_value(v: &ValueRef<'_>) -> Result<Tensor> {
         .dtype()
         .tensor_type()
         .ok_or_else(|| anyhow!("output is not a tensor: {:?}", v.dtype()))?;
-    macro_rules! prim {
-        ($t:ty, $variant:ident) => {{
-            let (shape, data) = v.try_extract_tensor::<$t>().map_err(|e| anyhow!("{e}"))?;
+    let dtype = DataType::from_onnx_code(ort::sys::ONNXTensorElementDataType::from(ty) as i32)
+        .ok_or_else(|| anyhow!("unsupported output element type {ty:?}"))?;
+    let (shape, data) = dispatch_element!(
+        dtype,
+        T => {
+            let (shape, data) = v.try_extract_tensor::<T>().map_err(|e| anyhow!("{e}"))?;
             (
                 shape.iter().map(|&d| d as usize).collect::<Vec<_>>(),
-                TensorData::$variant(data.to_vec()),
+                TensorData::from(data.to_vec()),
             )
-        }};
-    }
-    let (shape, data) = match ty {
-        TensorElementType::Bool => prim!(bool, Bool),
-        TensorElementType::Uint8 => prim!(u8, Uint8),
-        TensorElementType::Int8 => prim!(i8, Int8),
-        TensorElementType::Uint16 => prim!(u16, Uint16),
-        TensorElementType::Int16 => prim!(i16, Int16),
-        TensorElementType::Uint32 => prim!(u32, Uint32),
-        TensorElementType::Int32 => prim!(i32, Int32),
-        TensorElementType::Uint64 => prim!(u64, Uint64),
-        TensorElementType::Int64 => prim!(i64, Int64),
-        TensorElementType::Float16 => prim!(f16, Float16),
-        TensorElementType::Bfloat16 => prim!(bf16, Bfloat16),
-        TensorElementType::Float32 => prim!(f32, Float32),
-        TensorElementType::Float64 => prim!(f64, Float64),
-        TensorElementType::Complex64 => prim!(Complex32, Complex64),
-        TensorElementType::Complex128 => prim!(Complex64, Complex128),
-        TensorElementType::String => {
+        },
+        String => {
             let (shape, data) = v.try_extract_strings().map_err(|e| anyhow!("{e}"))?;
             (
                 shape.iter().map(|&d| d as usize).collect(),
                 TensorData::String(data),
             )
-        }
-        other => bail!("unsupported output element type {other:?}"),
-    };
+        },
+    );
     // `Tensor::new` would panic on an inconsistent pair; ORT's scalar NonZero gives [1, nnz].
     let n: usize = shape.iter().product();
     if n != data.len() {
@@ -376,7 +344,10 @@ pub fn random_inputs(
             let n = shape.iter().product();
             Ok((
                 name.clone(),
-                Tensor::new(shape, crate::pack::random_data(dtype, n, 0.5, &mut rng)),
+                Tensor::new(
+                    shape,
+                    nonzero_harness::pack::random_data(dtype, n, 0.5, &mut rng),
+                ),
             ))
         })
         .collect()

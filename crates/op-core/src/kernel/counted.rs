@@ -1,0 +1,209 @@
+//! The chunk plan and the two passes over it.
+
+use super::walk::{Block, Walk};
+use super::{Executor, PARALLEL_THRESHOLD};
+use crate::source::ZeroTest;
+use crate::{Error, Layout};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Smallest chunk given to one task.
+const MIN_TASK_ELEMENTS: usize = 1 << 16;
+/// Tasks per unit of parallelism, so that uneven densities still balance.
+const TASKS_PER_THREAD: usize = 4;
+
+#[derive(Debug, Clone, Copy)]
+struct Chunk {
+    start: usize,
+    end: usize,
+    /// Position of this chunk's first non-zero in the output.
+    first: usize,
+    count: usize,
+}
+
+/// How the flat index range is cut. Below [`PARALLEL_THRESHOLD`] (or on one thread) it is one
+/// chunk, held inline: a small input allocates nothing on its way through the kernel.
+#[derive(Debug)]
+enum Plan {
+    Single(Chunk),
+    Split(Vec<Chunk>),
+}
+
+impl Plan {
+    fn chunks(&self) -> &[Chunk] {
+        match self {
+            Plan::Single(chunk) => std::slice::from_ref(chunk),
+            Plan::Split(chunks) => chunks,
+        }
+    }
+}
+
+/// The result of the first pass: how many non-zeros each chunk of the input holds.
+#[derive(Debug)]
+pub struct Counted {
+    walk: Walk,
+    plan: Plan,
+    nnz: usize,
+}
+
+/// Number of tasks for `numel` elements on `exec`.
+pub(crate) fn task_count(numel: usize, exec: &dyn Executor) -> usize {
+    if numel < PARALLEL_THRESHOLD || exec.parallelism() <= 1 {
+        return 1;
+    }
+    (exec.parallelism() * TASKS_PER_THREAD)
+        .min(numel / MIN_TASK_ELEMENTS)
+        .max(1)
+}
+
+impl Counted {
+    /// First pass: validates that `src` covers `layout` and counts the non-zeros.
+    pub fn count<S: ZeroTest + ?Sized>(
+        src: &S,
+        layout: &Layout,
+        exec: &dyn Executor,
+    ) -> Result<Counted, Error> {
+        Counted::count_chunks(src, layout, exec, task_count(layout.numel(), exec))
+    }
+
+    /// First pass split into exactly `tasks` chunks (at most one per element): tests and fuzzers
+    /// put chunk boundaries anywhere with it. Not supported API (feature `test-support`).
+    #[cfg(feature = "test-support")]
+    #[doc(hidden)]
+    pub fn count_in_tasks<S: ZeroTest + ?Sized>(
+        src: &S,
+        layout: &Layout,
+        exec: &dyn Executor,
+        tasks: usize,
+    ) -> Result<Counted, Error> {
+        Counted::count_chunks(src, layout, exec, tasks)
+    }
+
+    /// First pass over `tasks` chunks (clamped to one per element, at least one).
+    fn count_chunks<S: ZeroTest + ?Sized>(
+        src: &S,
+        layout: &Layout,
+        exec: &dyn Executor,
+        tasks: usize,
+    ) -> Result<Counted, Error> {
+        let needed = layout.required_len()?;
+        if src.len() < needed {
+            return Err(Error::DataTooShort {
+                needed,
+                actual: src.len(),
+            });
+        }
+        let walk = Walk::new(layout);
+        let numel = layout.numel();
+        let tasks = tasks.clamp(1, numel.max(1));
+        if tasks == 1 {
+            let count = walk.count(src, 0, numel);
+            return Ok(Counted {
+                walk,
+                plan: Plan::Single(Chunk {
+                    start: 0,
+                    end: numel,
+                    first: 0,
+                    count,
+                }),
+                nnz: count,
+            });
+        }
+        let bounds = |i: usize| (numel as u128 * i as u128 / tasks as u128) as usize;
+        let counts: Vec<AtomicUsize> = (0..tasks).map(|_| AtomicUsize::new(0)).collect();
+        exec.run(tasks, &|i: usize| {
+            let n = walk.count(src, bounds(i), bounds(i + 1));
+            counts[i].store(n, Ordering::Relaxed);
+        });
+        let mut first = 0;
+        let chunks = counts
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let count = c.load(Ordering::Relaxed);
+                let chunk = Chunk {
+                    start: bounds(i),
+                    end: bounds(i + 1),
+                    first,
+                    count,
+                };
+                first += count;
+                chunk
+            })
+            .collect();
+        Ok(Counted {
+            walk,
+            plan: Plan::Split(chunks),
+            nnz: first,
+        })
+    }
+
+    /// Number of non-zero elements.
+    pub fn nnz(&self) -> usize {
+        self.nnz
+    }
+
+    /// Rank of the input.
+    pub fn rank(&self) -> usize {
+        self.walk.rank()
+    }
+
+    /// True when the whole input is one chunk on the calling thread.
+    pub(crate) fn is_single(&self) -> bool {
+        matches!(self.plan, Plan::Single(_))
+    }
+
+    /// Second pass: every chunk visits its non-zeros and hands them to its own writer.
+    /// `writers` yields one writer per chunk, in order (the writer of the output range of
+    /// [`Counted::ranges`]' item); the ranges are disjoint, so the writers can own disjoint
+    /// `&mut` slices. A single chunk takes its writer without collecting anything.
+    pub(crate) fn write<S, W>(
+        &self,
+        src: &S,
+        exec: &dyn Executor,
+        mut writers: impl Iterator<Item = W>,
+    ) where
+        S: ZeroTest + ?Sized,
+        W: FnMut(Block<'_>) + Send,
+    {
+        let chunks = match &self.plan {
+            Plan::Single(chunk) => {
+                if let (true, Some(writer)) = (chunk.count > 0, writers.next()) {
+                    self.walk.visit(src, chunk.start, chunk.end, writer);
+                }
+                return;
+            }
+            Plan::Split(chunks) => chunks,
+        };
+        let slots: Vec<Mutex<Option<W>>> = writers.map(|w| Mutex::new(Some(w))).collect();
+        debug_assert_eq!(slots.len(), chunks.len());
+        let write_chunk = |i: usize| {
+            let chunk = chunks[i];
+            if chunk.count == 0 {
+                return;
+            }
+            // Each slot is taken by exactly one task: the lock is never contended.
+            let taken = slots[i].lock().map(|mut s| s.take()).ok().flatten();
+            if let Some(mut writer) = taken {
+                self.walk.visit(src, chunk.start, chunk.end, &mut writer);
+            }
+        };
+        exec.run(chunks.len(), &write_chunk);
+    }
+
+    /// Input ranges `start..end` (flat element indices) and output ranges `(first, count)` of the
+    /// chunks, in order.
+    pub(crate) fn spans(
+        &self,
+    ) -> impl Iterator<Item = (std::ops::Range<usize>, usize, usize)> + '_ {
+        self.plan
+            .chunks()
+            .iter()
+            .map(|c| (c.start..c.end, c.first, c.count))
+    }
+
+    /// Output ranges `(first, count)` of the chunks, in order.
+    pub(crate) fn ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.plan.chunks().iter().map(|c| (c.first, c.count))
+    }
+}

@@ -1,0 +1,100 @@
+//! Below the parallel threshold the kernel allocates nothing: counting, writing the ONNX output
+//! and building the layout (rank up to 8) run without touching the heap. A counting global
+//! allocator sees every allocation this test binary makes; the test runs alone in its binary so
+//! no other test's allocations are counted.
+
+use nonzero_core::kernel::PARALLEL_THRESHOLD;
+use nonzero_core::{Counted, Layout, Rayon, Sequential};
+use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator; only a counter is added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract for `alloc` is passed on as is.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: AllocLayout) {
+        // SAFETY: `ptr` came from `System.alloc` with this layout (see `alloc`).
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: as for `dealloc`; the caller guarantees `new_size` is valid.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made by `f`.
+fn allocations(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    f();
+    ALLOCATIONS.load(Ordering::SeqCst) - before
+}
+
+fn run(data: &[f32], sizes: &[usize], strides: Option<&[usize]>, out: &mut [i64]) -> usize {
+    let layout = match strides {
+        Some(strides) => Layout::strided(sizes, strides).unwrap(),
+        None => Layout::packed(sizes).unwrap(),
+    };
+    let counted = Counted::count(data, &layout, &Sequential).unwrap();
+    let nnz = counted.nnz();
+    let len = counted.rank() * nnz;
+    counted
+        .write_onnx(data, &mut out[..len], &Sequential)
+        .unwrap();
+    // Rayon's executor takes the same inline path below the threshold.
+    let counted = Counted::count(data, &layout, &Rayon).unwrap();
+    counted.write_onnx(data, &mut out[..len], &Rayon).unwrap();
+    nnz
+}
+
+#[test]
+fn the_sequential_path_does_not_allocate() {
+    // Every input is built before counting starts.
+    let n = PARALLEL_THRESHOLD - 1;
+    let data: Vec<f32> = (0..n).map(|i| (i % 3 == 0) as u8 as f32).collect();
+    let expected_nnz = data.iter().filter(|&&x| x != 0.0).count();
+    let mut out = vec![0i64; 8 * n];
+    // Warm up: rayon's pool and the instruction-set detection allocate once, on first use.
+    run(&data, &[n], None, &mut out);
+
+    /// Sizes, strides (`None`: packed) and element count.
+    type Case<'a> = (&'a [usize], Option<&'a [usize]>, usize);
+    let cases: [Case; 6] = [
+        (&[1], None, 1),
+        (&[13], None, 13),
+        (&[1 << 10], None, 1 << 10),
+        (&[n], None, n),
+        (&[2, 3, 1, 4, 5, 1, 2, 3], None, 720),
+        // A transposed view (not packed): walked row by row.
+        (&[16, 32], Some(&[1, 16]), 512),
+    ];
+    for (sizes, strides, numel) in cases {
+        let data = &data[..numel];
+        let mut nnz = 0;
+        let made = allocations(|| nnz = run(data, sizes, strides, &mut out));
+        assert_eq!(made, 0, "{sizes:?} strides {strides:?}: {made} allocations");
+        assert_eq!(nnz, data.iter().filter(|&&x| x != 0.0).count());
+    }
+    let mut nnz = 0;
+    assert_eq!(allocations(|| nnz = run(&data, &[n], None, &mut out)), 0);
+    assert_eq!(nnz, expected_nnz);
+    // The check itself can fail: a rank-9 layout no longer fits inline and does allocate.
+    let nine = [1usize; 9];
+    assert!(
+        allocations(|| {
+            run(&data[..1], &nine, None, &mut out);
+        }) > 0
+    );
+}
