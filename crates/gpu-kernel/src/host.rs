@@ -4,7 +4,6 @@
 use crate::kind::type_info;
 use crate::{GpuError, GpuNonZero};
 use nonzero_core::{DataType, Element, OnnxCoordinates};
-use std::any::TypeId;
 
 /// DirectML NonZeroCoordinates read back to the host: `count` rows of `columns` u32 each.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,35 +107,12 @@ fn check_bytes(dtype: DataType, size: u64, bytes: &[u8], numel: u64) -> Result<(
     Ok(())
 }
 
-/// The bytes of a slice of one of nonzero_core's element types.
+/// The bytes of a slice of one of nonzero_core's element types. `Element` is sealed and requires
+/// `bytemuck::NoUninit`, so the view needs no `unsafe`; the size check keeps the shader's element
+/// kind and the Rust type in step.
 fn element_bytes<T: Element>(data: &[T]) -> Result<&[u8], GpuError> {
-    let id = TypeId::of::<T>();
-    let known = [
-        TypeId::of::<bool>(),
-        TypeId::of::<u8>(),
-        TypeId::of::<i8>(),
-        TypeId::of::<u16>(),
-        TypeId::of::<i16>(),
-        TypeId::of::<u32>(),
-        TypeId::of::<i32>(),
-        TypeId::of::<u64>(),
-        TypeId::of::<i64>(),
-        TypeId::of::<nonzero_core::f16>(),
-        TypeId::of::<nonzero_core::bf16>(),
-        TypeId::of::<f32>(),
-        TypeId::of::<f64>(),
-        TypeId::of::<nonzero_core::Complex32>(),
-        TypeId::of::<nonzero_core::Complex64>(),
-    ];
-    if !known.contains(&id) || type_info(T::DTYPE)?.kind.size() as usize != std::mem::size_of::<T>()
-    {
+    if type_info(T::DTYPE)?.kind.size() as usize != std::mem::size_of::<T>() {
         return Err(GpuError::UnsupportedType(T::DTYPE));
     }
-    // SAFETY: `T` is one of the types above (checked by TypeId): primitive numbers, `bool`, the
-    // `half` types and `num_complex::Complex<f32/f64>` (`repr(C)` of two floats). None has
-    // padding or uninitialised bytes, so every byte of the slice is initialised and may be read
-    // as `u8`; the length is the slice's size in bytes and `u8` has alignment 1.
-    Ok(unsafe {
-        std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data))
-    })
+    Ok(bytemuck::cast_slice(data))
 }

@@ -53,23 +53,21 @@ impl Counted {
         }
         // Chunk i owns the contiguous rows of its non-zeros.
         let mut rest = out;
-        let writers = self
-            .ranges()
-            .map(|(_, count)| {
-                let (mine, tail) = std::mem::take(&mut rest).split_at_mut(count * rank);
-                rest = tail;
-                let mut written = 0;
-                let mut template = vec![0i64; rank];
-                move |block: Block<'_>| {
-                    let k = block.cols.len();
-                    let dst = &mut mine[written * rank..(written + k) * rank];
-                    for (t, &c) in template.iter_mut().zip(block.coords) {
-                        *t = c as i64;
-                    }
-                    write_rows(dst, &template, block.inner, block.cols, |c| c as i64);
-                    written += k;
+        let writers = self.ranges().map(|(_, count)| {
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(count * rank);
+            rest = tail;
+            let mut written = 0;
+            let mut template = vec![0i64; rank];
+            move |block: Block<'_>| {
+                let k = block.cols.len();
+                let dst = &mut mine[written * rank..(written + k) * rank];
+                for (t, &c) in template.iter_mut().zip(block.coords) {
+                    *t = c as i64;
                 }
-            });
+                write_rows(dst, &template, block.inner, block.cols, |c| c as i64);
+                written += k;
+            }
+        });
         self.write(src, exec, writers);
         Ok(())
     }
@@ -169,8 +167,8 @@ pub fn argwhere<T: Element>(data: &[T], shape: &[usize]) -> Result<ArgWhereCoord
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Sequential;
     use crate::source::string_source;
+    use crate::Sequential;
 
     #[test]
     fn rows_are_coordinates_in_row_major_order() {

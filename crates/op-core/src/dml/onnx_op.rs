@@ -161,34 +161,32 @@ pub(crate) fn write_right_aligned<S: ZeroTest + ?Sized>(
     }
     let skipped = counted.rank() - columns;
     let mut rest = rows;
-    let writers = counted
-        .ranges()
-        .map(|(_, count)| {
-            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(count * columns);
-            rest = tail;
-            let mut written = 0;
-            let mut template = vec![0u32; columns];
-            move |block: Block<'_>| {
-                let k = block.cols.len();
-                for (t, &c) in template.iter_mut().zip(&block.coords[skipped..]) {
-                    // Every size fits u32 (the element count does), so every coordinate does.
-                    *t = c as u32;
-                }
-                // The innermost walked dimension has size > 1, so it is never a skipped one.
-                let inner = block.inner.map(|d| d - skipped);
-                let dst = &mut mine[written * columns..(written + k) * columns];
-                write_rows(dst, &template, inner, block.cols, |c| c as u32);
-                written += k;
+    let writers = counted.ranges().map(|(_, count)| {
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(count * columns);
+        rest = tail;
+        let mut written = 0;
+        let mut template = vec![0u32; columns];
+        move |block: Block<'_>| {
+            let k = block.cols.len();
+            for (t, &c) in template.iter_mut().zip(&block.coords[skipped..]) {
+                // Every size fits u32 (the element count does), so every coordinate does.
+                *t = c as u32;
             }
-        });
+            // The innermost walked dimension has size > 1, so it is never a skipped one.
+            let inner = block.inner.map(|d| d - skipped);
+            let dst = &mut mine[written * columns..(written + k) * columns];
+            write_rows(dst, &template, inner, block.cols, |c| c as u32);
+            written += k;
+        }
+    });
     counted.write(src, exec, writers);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Rayon, Sequential};
     use crate::source::string_source;
+    use crate::{Rayon, Sequential};
 
     #[test]
     fn count_rows_and_zero_fill() {
