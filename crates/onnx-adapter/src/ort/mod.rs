@@ -27,7 +27,9 @@ pub(crate) use kernel_info::{ConfigEntry, KernelInfo};
 pub(crate) use pool::OrtPool;
 pub(crate) use registration::{register_custom_ops, OpSet, Registration, VersionRange};
 pub(crate) use shape_infer::{Dim, ShapeInferContext};
-pub(crate) use status::{catch_panic, Error};
+#[cfg(feature = "gpu")] // the GPU context catches wgpu's panics with the same guard
+pub(crate) use status::catch_panic;
+pub(crate) use status::Error;
 pub(crate) use tensor::Tensor;
 
 use ort_sys::ONNXTensorElementDataType;

@@ -80,7 +80,7 @@ impl Counted {
     }
 
     /// First pass over `tasks` chunks (clamped to one per element, at least one).
-    fn count_chunks<S: ZeroTest + ?Sized>(
+    pub(crate) fn count_chunks<S: ZeroTest + ?Sized>(
         src: &S,
         layout: &Layout,
         exec: &dyn Executor,

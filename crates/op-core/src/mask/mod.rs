@@ -107,7 +107,7 @@ impl<'m> MaskPlan<'m> {
     /// it to put chunk boundaries anywhere.
     pub fn count_in_tasks(mask: &'m [bool], exec: &dyn Executor, tasks: usize) -> MaskPlan<'m> {
         let layout = Layout::packed(&[mask.len()]).expect("a slice's length fits usize");
-        let counted = Counted::count_in_tasks(mask, &layout, exec, tasks)
+        let counted = Counted::count_chunks(mask, &layout, exec, tasks)
             .expect("a packed 1-D layout covers its own slice");
         MaskPlan { mask, counted }
     }
