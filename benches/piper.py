@@ -92,6 +92,12 @@ def per_node(events):
             for k, v in by_node.items()}
 
 
+def same_outputs(want, got):
+    """Every output of `got` equals `want`'s: dtype, shape and bytes."""
+    return len(want) == len(got) and all(
+        a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes() for a, b in zip(want, got))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10)
@@ -133,11 +139,19 @@ def main():
             out[who] = sess.run(None, feeds)
             if i >= args.warmup:
                 wall[who].append(time.perf_counter() - t)
-        for who in [w for w in out if w != "builtin"]:
-            for a, b in zip(out["builtin"], out[who]):
-                outputs_checked += 1
-                same = a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-                equal = equal and same
+        # The same graph draws its noise (RandomNormalLike) in the same order, so the library's
+        # outputs must equal the built-in's bit for bit even with noise on. The rewritten graph
+        # runs its nodes in another order, so it draws different noise: it is compared below
+        # with the noise scales at 0, where the voice is deterministic.
+        if "library" in out:
+            equal = same_outputs(out["builtin"], out["library"]) and equal
+            outputs_checked += len(out["builtin"])
+    if "rewritten" in sessions:  # sessions of their own, so the profiled runs stay as counted
+        quiet = dict(feeds, scales=np.array([0.0, feeds["scales"][1], 0.0], dtype=feeds["scales"].dtype))
+        want = ortbench.session(model_path, args.threads, False).run(None, quiet)
+        got = ortbench.session(rewritten_path, args.threads, True).run(None, quiet)
+        equal = same_outputs(want, got) and equal
+        outputs_checked += len(want)
     result = {"model": model_path, "distribution": f"{DIST} {importlib.metadata.version(DIST)}",
               "input_ids": int(feeds["input"].shape[1]), "threads": args.threads, "runs": args.runs,
               "outputs_bitwise_equal": equal, "outputs_compared": outputs_checked,
