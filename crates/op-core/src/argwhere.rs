@@ -154,13 +154,7 @@ pub fn argwhere_with<S: ZeroTest + ?Sized>(
 /// assert_eq!(y.data, vec![0, 0, /* row 2 */ 1, 0, /* row 3 */ 1, 1]);
 /// ```
 pub fn argwhere<T: Element>(data: &[T], shape: &[usize]) -> Result<ArgWhereCoordinates, Error> {
-    let layout = Layout::packed(shape)?;
-    if data.len() != layout.numel() {
-        return Err(Error::DataLengthMismatch {
-            expected: layout.numel(),
-            actual: data.len(),
-        });
-    }
+    let layout = Layout::packed_exact(shape, data.len())?;
     argwhere_with(data, &layout, &Rayon)
 }
 

@@ -32,6 +32,19 @@ impl Layout {
         })
     }
 
+    /// The packed layout of `sizes` for a buffer of exactly `len` elements (the check that
+    /// [`crate::nonzero`] and [`crate::argwhere`] make on their typed slices).
+    pub(crate) fn packed_exact(sizes: &[usize], len: usize) -> Result<Layout, Error> {
+        let layout = Layout::packed(sizes)?;
+        if len != layout.numel() {
+            return Err(Error::DataLengthMismatch {
+                expected: layout.numel(),
+                actual: len,
+            });
+        }
+        Ok(layout)
+    }
+
     /// A layout with explicit element strides.
     pub fn strided(sizes: &[usize], strides: &[usize]) -> Result<Layout, Error> {
         if sizes.len() != strides.len() {

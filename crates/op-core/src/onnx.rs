@@ -122,13 +122,7 @@ pub fn nonzero_with<S: ZeroTest + ?Sized>(
 /// assert_eq!(y.data, vec![0, 1, 1, /* row 2 */ 0, 0, 1]);
 /// ```
 pub fn nonzero<T: Element>(data: &[T], shape: &[usize]) -> Result<OnnxCoordinates, Error> {
-    let layout = Layout::packed(shape)?;
-    if data.len() != layout.numel() {
-        return Err(Error::DataLengthMismatch {
-            expected: layout.numel(),
-            actual: data.len(),
-        });
-    }
+    let layout = Layout::packed_exact(shape, data.len())?;
     nonzero_with(data, &layout, &Rayon)
 }
 
