@@ -8,6 +8,7 @@ use super::{chain_text, nonzero_node, Edit, Kind};
 use crate::graph::{describe, fresh_node_name, int_attr, is_onnx_op};
 use crate::shapes::BOOL;
 use crate::trace::{trace, Traced, View};
+use nonzero_proto::onnx::NodeProto;
 
 pub fn find(view: &View) -> Option<Edit> {
     view.graph.node.iter().enumerate().find_map(|(i, node)| {
@@ -18,26 +19,45 @@ pub fn find(view: &View) -> Option<Edit> {
         if !shape_ok {
             return None;
         }
-        let (data, indices, out) = (&node.input[0], &node.input[1], &node.output[0]);
-        let traced = trace(view, indices).filter(|t| !t.squeezed)?;
-        leading_dims_match(view, data, &traced, traced.mask_rank)?;
-        let name = fresh_node_name(view.graph, &format!("{}_boolean_mask", describe(node)));
-        let line = format!(
-            "BooleanMask: {} -> GatherND ({}) became BooleanMask({}, {}) -> {}",
-            chain_text(view, &traced.chain),
-            describe(node),
-            data,
-            traced.mask,
-            out
-        );
-        Some(Edit {
-            node: i,
-            replacement: nonzero_node("BooleanMask", name, &[data, &traced.mask], out),
-            kind: Kind::BooleanMaskGatherNd,
-            line,
-            chain: traced.chain,
-        })
+        let traced = trace(view, &node.input[1]).filter(|t| !t.squeezed)?;
+        leading_dims_match(view, &node.input[0], &traced, traced.mask_rank)?;
+        Some(boolean_mask_edit(
+            view,
+            i,
+            node,
+            traced,
+            Kind::BooleanMaskGatherNd,
+        ))
     })
+}
+
+/// The edit that replaces the gather `node` (index `i`, inputs `data, indices`) by
+/// `BooleanMask(data, traced.mask)`, once the caller has proved the two equal.
+pub fn boolean_mask_edit(
+    view: &View,
+    i: usize,
+    node: &NodeProto,
+    traced: Traced,
+    kind: Kind,
+) -> Edit {
+    let (data, out) = (&node.input[0], &node.output[0]);
+    let name = fresh_node_name(view.graph, &format!("{}_boolean_mask", describe(node)));
+    let line = format!(
+        "BooleanMask: {} -> {} ({}) became BooleanMask({}, {}) -> {}",
+        chain_text(view, &traced.chain),
+        node.op_type.as_deref().unwrap_or_default(),
+        describe(node),
+        data,
+        traced.mask,
+        out
+    );
+    Edit {
+        node: i,
+        replacement: nonzero_node("BooleanMask", name, &[data, &traced.mask], out),
+        kind,
+        line,
+        chain: traced.chain,
+    }
 }
 
 /// `Some(())` when the mask is bool and data's first `k` dimensions are provably the mask's.
