@@ -6,6 +6,7 @@
 use crate::kernel::{Block, Counted, Executor, Rayon};
 use crate::source::ZeroTest;
 use crate::{Element, Error, Layout};
+#[cfg(feature = "ndarray")]
 use ndarray::Array2;
 
 /// ArgWhere's output: a `[nnz, rank]` int64 matrix; row `j` holds the coordinates of the `j`-th
@@ -25,6 +26,7 @@ impl ArgWhereCoordinates {
     }
 
     /// The coordinates as an ndarray matrix.
+    #[cfg(feature = "ndarray")]
     pub fn into_array(self) -> Array2<i64> {
         Array2::from_shape_vec((self.nnz, self.rank), self.data)
             .expect("nnz * rank elements by construction")
@@ -170,6 +172,7 @@ mod tests {
         let y = argwhere(&x, &[2, 3]).unwrap();
         assert_eq!(y.shape(), [3, 2]);
         assert_eq!(y.data, vec![0, 1, 1, 0, 1, 1]);
+        #[cfg(feature = "ndarray")]
         assert_eq!(y.into_array(), ndarray::arr2(&[[0i64, 1], [1, 0], [1, 1]]));
     }
 
