@@ -4,6 +4,7 @@
 use crate::ort::{Error, KernelContext, OrtPool, Tensor};
 use nonzero_core::kernel::PARALLEL_THRESHOLD;
 use nonzero_core::{DataType, Executor, FnSource, Layout, NumericSlice, Sequential, ZeroTest};
+use smallvec::SmallVec;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(super) fn input_error(e: impl ToString) -> Error {
@@ -22,7 +23,7 @@ pub(super) fn unsupported_type(op: &str, code: i32) -> Error {
 pub(super) struct Input<'a> {
     pub tensor: Tensor<'a>,
     pub dtype: DataType,
-    pub sizes: Vec<usize>,
+    /// Packed row-major; `layout.sizes()` is the input's shape.
     pub layout: Layout,
 }
 
@@ -33,16 +34,16 @@ impl<'a> Input<'a> {
         let code = tensor.element_code();
         let dtype = DataType::from_onnx_code(code).ok_or_else(|| unsupported_type(op, code))?;
         let dims = tensor.dims();
+        // Inline up to rank 8: a compute on a small input allocates nothing here.
         let sizes = dims
             .iter()
             .map(|&d| usize::try_from(d))
-            .collect::<Result<Vec<_>, _>>()
+            .collect::<Result<SmallVec<[usize; 8]>, _>>()
             .map_err(|_| input_error(format!("input shape {dims:?} has a negative size")))?;
         let layout = Layout::packed(&sizes).map_err(input_error)?;
         Ok(Input {
             tensor,
             dtype,
-            sizes,
             layout,
         })
     }

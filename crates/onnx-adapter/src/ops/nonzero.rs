@@ -111,8 +111,8 @@ impl NonZeroKernel {
         // Strings have no fixed size and never go to the GPU.
         if let (Some(gpu), Some(_)) = (self.gpu, input.dtype.size_of()) {
             let bytes = input.tensor.bytes(input.dtype)?;
-            match gpu.nonzero(input.dtype, bytes, &input.sizes) {
-                Ok(c) if c.rank == input.sizes.len() && c.data.len() == c.rank * c.nnz => {
+            match gpu.nonzero(input.dtype, bytes, input.layout.sizes()) {
+                Ok(c) if c.rank == input.layout.rank() && c.data.len() == c.rank * c.nnz => {
                     let out = context.output::<i64>(0, &[c.rank as i64, c.nnz as i64])?;
                     out.copy_from_slice(&c.data);
                     return Ok(format!("gpu ({})", gpu.adapter()));
@@ -120,7 +120,7 @@ impl NonZeroKernel {
                 outcome => self.log_gpu_failure(
                     context,
                     outcome.map(|c| (c.rank, c.nnz)),
-                    input.sizes.len(),
+                    input.layout.rank(),
                 ),
             }
         }

@@ -3,11 +3,12 @@
 //!
 //! We compile against API 17 (ONNX Runtime 1.17) and call API 17 functions through the host's
 //! own table (never a copy of it: a table compiled for a newer API than the host's would read
-//! past the host's). The only exception is [`ConfigApi`]: three API 22/24 functions read by
-//! their fixed slot in the host's table, and only when the host hands out API 24.
+//! past the host's). The only exception is [`Api24`]: four API 22/24 functions read by their
+//! fixed slot in the host's table, and only when the host hands out API 24.
 
 use ort_sys::{
     OrtApi, OrtApiBase, OrtErrorCode, OrtKernelInfo, OrtKeyValuePairs, OrtStatus, OrtStatusPtr,
+    OrtValue,
 };
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::sync::OnceLock;
@@ -70,7 +71,7 @@ impl Api {
                 .into_owned()
         });
         // SAFETY: `base` is the host's valid OrtApiBase.
-        CONFIG_API.get_or_init(|| unsafe { ConfigApi::load(base) });
+        API_24.get_or_init(|| unsafe { Api24::load(base) });
         Ok(*API.get_or_init(|| api))
     }
 
@@ -128,8 +129,9 @@ unsafe fn too_old_status(base: &OrtApiBase) -> *mut OrtStatus {
     std::ptr::null_mut()
 }
 
-/// The API version that added `KernelInfo_GetConfigEntries` (ONNX Runtime 1.24). API 22 (1.22)
-/// added `GetKeyValue` and `ReleaseKeyValuePairs`, so a host with API 24 has all three.
+/// The API version (ONNX Runtime 1.24) that added `KernelInfo_GetConfigEntries` and
+/// `GetTensorElementTypeAndShapeDataReference`. API 22 (1.22) added `GetKeyValue` and
+/// `ReleaseKeyValuePairs`, so a host with API 24 has all four.
 pub(crate) const CONFIG_API_VERSION: u32 = 24;
 
 // Slots (index = byte offset / pointer size) of the functions we read from the host's table.
@@ -139,13 +141,15 @@ pub(crate) const CONFIG_API_VERSION: u32 = 24;
 // Derivation: a throwaway crate outside this workspace depending on ort-sys =2.0.0-rc.15 with
 // features ["std", "api-24", "disable-linking"] printed `std::mem::offset_of!(OrtApi, F)` on
 // x86_64 (8-byte pointers): KernelInfo_GetConfigEntries 3128 (slot 391), GetKeyValue 2376
-// (slot 297), ReleaseKeyValuePairs 2400 (slot 300); the same build gave KernelInfo_GetLogger slot
-// 245 and the api-17 table 276 slots, both checked against our api-17 build below. The workspace
-// cannot enable api-24 itself: Cargo unifies features, and a table type longer than the host's
-// would be unsound to hold a reference to on ONNX Runtime 1.17.
+// (slot 297), ReleaseKeyValuePairs 2400 (slot 300), GetTensorElementTypeAndShapeDataReference
+// 3312 (slot 414, the last of API 24: the api-24 table is 415 slots); the same build gave
+// KernelInfo_GetLogger slot 245 and the api-17 table 276 slots, both checked against our api-17
+// build below. The workspace cannot enable api-24 itself: Cargo unifies features, and a table
+// type longer than the host's would be unsound to hold a reference to on ONNX Runtime 1.17.
 const SLOT_KERNEL_INFO_GET_CONFIG_ENTRIES: usize = 391;
 const SLOT_GET_KEY_VALUE: usize = 297;
 const SLOT_RELEASE_KEY_VALUE_PAIRS: usize = 300;
+const SLOT_GET_TENSOR_ELEMENT_TYPE_AND_SHAPE_DATA_REFERENCE: usize = 414;
 
 // The common prefix of the api-17 and api-24 layouts agrees, and every slot we read lies past the
 // end of the API 17 table (so none of them aliases a field our api-17 OrtApi type describes).
@@ -155,6 +159,7 @@ const _: () = {
     assert!(std::mem::size_of::<OrtApi>() / slot == 276);
     assert!(SLOT_GET_KEY_VALUE >= 276 && SLOT_RELEASE_KEY_VALUE_PAIRS >= 276);
     assert!(SLOT_KERNEL_INFO_GET_CONFIG_ENTRIES >= 276);
+    assert!(SLOT_GET_TENSOR_ELEMENT_TYPE_AND_SHAPE_DATA_REFERENCE >= 276);
 };
 
 type GetConfigEntriesFn =
@@ -162,22 +167,32 @@ type GetConfigEntriesFn =
 type GetKeyValueFn =
     unsafe extern "system" fn(*const OrtKeyValuePairs, *const c_char) -> *const c_char;
 type ReleaseKeyValuePairsFn = unsafe extern "system" fn(*mut OrtKeyValuePairs);
+/// The element type is taken as the C int its enum is, like everywhere in this module.
+type GetTensorElementTypeAndShapeDataReferenceFn = unsafe extern "system" fn(
+    *const OrtValue,
+    *mut i32,
+    *mut *const i64,
+    *mut usize,
+) -> OrtStatusPtr;
 
-/// The host functions that read a kernel's session config entries (ONNX Runtime 1.24+).
+/// The API 24 functions we use (ONNX Runtime 1.24+): a kernel's session config entries, and a
+/// tensor's element type and shape read in one call, without the type-and-shape info that
+/// the API 17 route allocates and frees on every compute.
 #[derive(Clone, Copy)]
-pub(super) struct ConfigApi {
+pub(super) struct Api24 {
     get_config_entries: GetConfigEntriesFn,
     get_key_value: GetKeyValueFn,
     release_key_value_pairs: ReleaseKeyValuePairsFn,
+    tensor_type_and_shape: GetTensorElementTypeAndShapeDataReferenceFn,
 }
 
-impl std::fmt::Debug for ConfigApi {
+impl std::fmt::Debug for Api24 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ConfigApi(KernelInfo_GetConfigEntries)")
+        f.write_str("Api24(KernelInfo_GetConfigEntries, GetTensorElementTypeAndShapeDataReference)")
     }
 }
 
-static CONFIG_API: OnceLock<Option<ConfigApi>> = OnceLock::new();
+static API_24: OnceLock<Option<Api24>> = OnceLock::new();
 
 /// `(major, minor)` of an ONNX Runtime version string such as "1.17.3".
 fn release(version: &str) -> Option<(u32, u32)> {
@@ -187,16 +202,16 @@ fn release(version: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
-impl ConfigApi {
-    /// The host's config functions, when this process has registered the library on a host with
+impl Api24 {
+    /// The host's API 24 functions, when this process has registered the library on a host with
     /// API [`CONFIG_API_VERSION`].
-    pub(super) fn get() -> Option<ConfigApi> {
-        CONFIG_API.get().copied().flatten()
+    pub(super) fn get() -> Option<Api24> {
+        API_24.get().copied().flatten()
     }
 
     /// # Safety
     /// `base` must be the host's valid `OrtApiBase`.
-    unsafe fn load(base: &OrtApiBase) -> Option<ConfigApi> {
+    unsafe fn load(base: &OrtApiBase) -> Option<Api24> {
         // Older hosts print "The requested API version [24] is not available" to stderr when
         // asked, so ask only those whose version string says 1.24 or later (or cannot be parsed).
         // SAFETY: GetVersionString returns a static NUL-terminated string.
@@ -211,27 +226,32 @@ impl ConfigApi {
         }
         let slots = table as *const *const c_void;
         // SAFETY: a non-null GetApi(24) result is the host's static OrtApi table of at least
-        // API 24, i.e. an array of at least 391 function pointers (slot 390 is API 24's first
+        // API 24, i.e. an array of at least 415 function pointers (slot 414 is API 24's last
         // function), and the slots were derived as documented above. Reading them as raw pointers
         // before converting means a null slot (never expected) is caught instead of called.
         let read = |slot: usize| unsafe { *slots.add(slot) };
-        let (info, get, release) = (
+        let (info, get, release, shape) = (
             read(SLOT_KERNEL_INFO_GET_CONFIG_ENTRIES),
             read(SLOT_GET_KEY_VALUE),
             read(SLOT_RELEASE_KEY_VALUE_PAIRS),
+            read(SLOT_GET_TENSOR_ELEMENT_TYPE_AND_SHAPE_DATA_REFERENCE),
         );
-        if info.is_null() || get.is_null() || release.is_null() {
+        if info.is_null() || get.is_null() || release.is_null() || shape.is_null() {
             return None;
         }
         // SAFETY: each slot holds the function of the documented C signature (see the slot
         // derivation); function and data pointers have the same size on every ORT platform.
         unsafe {
-            Some(ConfigApi {
+            Some(Api24 {
                 get_config_entries: std::mem::transmute::<*const c_void, GetConfigEntriesFn>(info),
                 get_key_value: std::mem::transmute::<*const c_void, GetKeyValueFn>(get),
                 release_key_value_pairs: std::mem::transmute::<*const c_void, ReleaseKeyValuePairsFn>(
                     release,
                 ),
+                tensor_type_and_shape: std::mem::transmute::<
+                    *const c_void,
+                    GetTensorElementTypeAndShapeDataReferenceFn,
+                >(shape),
             })
         }
     }
@@ -261,6 +281,31 @@ impl ConfigApi {
         // SAFETY: released once, after its last use.
         unsafe { (self.release_key_value_pairs)(pairs) };
         Ok(value)
+    }
+
+    /// A tensor's element type code and its dimensions, borrowed from the value itself.
+    ///
+    /// # Safety
+    /// `value` must be a live tensor value that stays unmodified for `'v`.
+    pub(super) unsafe fn tensor_type_and_shape<'v>(
+        &self,
+        api: Api,
+        value: *const OrtValue,
+    ) -> Result<(i32, &'v [i64]), String> {
+        let (mut code, mut dims, mut rank) = (0i32, std::ptr::null::<i64>(), 0usize);
+        // SAFETY: `value` is live (caller); the out-pointers are valid for one write each.
+        api.check(unsafe { (self.tensor_type_and_shape)(value, &mut code, &mut dims, &mut rank) })?;
+        if rank == 0 {
+            return Ok((code, &[]));
+        }
+        if dims.is_null() {
+            return Err(format!(
+                "ONNX Runtime reported rank {rank} and no dimensions"
+            ));
+        }
+        // SAFETY: the host returned `rank` dimensions owned by the tensor, which is live and
+        // unmodified for `'v` (caller).
+        Ok((code, unsafe { std::slice::from_raw_parts(dims, rank) }))
     }
 }
 

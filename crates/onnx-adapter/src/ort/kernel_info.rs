@@ -1,6 +1,6 @@
 //! A node as ONNX Runtime describes it when creating its kernel: name, logger, session config.
 
-use super::api::{Api, ConfigApi};
+use super::api::{Api, Api24};
 use super::logger::Logger;
 use super::strings::read_string;
 use ort_sys::OrtKernelInfo;
@@ -50,7 +50,7 @@ impl<'a> KernelInfo<'a> {
 
     /// The session config entry `key` of this node's session.
     pub fn config_entry(&self, key: &CStr) -> Result<ConfigEntry, String> {
-        let Some(config) = ConfigApi::get() else {
+        let Some(config) = Api24::get() else {
             return Ok(ConfigEntry::Unreadable);
         };
         // SAFETY: the info is live for this call.

@@ -2,7 +2,7 @@
 //! entries are generic trampolines over the op's type, and the tables are grouped into domains
 //! that are added to the session options `RegisterCustomOps` receives.
 
-use super::api::{Api, ConfigApi, REQUIRED_API_VERSION};
+use super::api::{Api, Api24, REQUIRED_API_VERSION};
 use super::kernel_context::KernelContext;
 use super::kernel_info::KernelInfo;
 use super::shape_infer::ShapeInferContext;
@@ -359,7 +359,7 @@ pub(crate) unsafe fn register_custom_ops(
     };
     let where_ = || "nonzero_ort: registering custom ops".to_string();
     guard(where_, || {
-        let config_readable = ConfigApi::get().is_some();
+        let config_readable = Api24::get().is_some();
         // Hosts from ONNX Runtime 1.24 show each kernel its session's config. Older ones do not:
         // peek at the options being registered (an entry added before register_custom_ops_library
         // is visible here), so that a session asking for the GPU gets kernels that say it cannot.

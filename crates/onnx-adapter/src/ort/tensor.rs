@@ -1,7 +1,7 @@
 //! Tensors: the input values a kernel reads, the type-and-shape info it owns while reading them,
 //! and the element types an output can be written as.
 
-use super::api::Api;
+use super::api::{Api, Api24};
 use super::status::Error;
 use nonzero_core::DataType;
 use ort_sys::{OrtTensorTypeAndShapeInfo, OrtValue};
@@ -23,6 +23,21 @@ pub enum Dims {
         dims: [i64; INLINE_RANK],
     },
     Heap(Vec<i64>),
+}
+
+impl Dims {
+    fn copied(dims: &[i64]) -> Dims {
+        if dims.len() <= INLINE_RANK {
+            let mut inline = [0; INLINE_RANK];
+            inline[..dims.len()].copy_from_slice(dims);
+            Dims::Inline {
+                len: dims.len(),
+                dims: inline,
+            }
+        } else {
+            Dims::Heap(dims.to_vec())
+        }
+    }
 }
 
 impl std::ops::Deref for Dims {
@@ -152,6 +167,21 @@ impl<'a> Tensor<'a> {
     /// # Safety
     /// `value` must be a live tensor value that stays unmodified for `'a`.
     pub(super) unsafe fn new(api: Api, value: *const OrtValue) -> Result<Tensor<'a>, Error> {
+        // ONNX Runtime 1.24+: one call, reading the value's own shape. Older hosts: five calls
+        // around a type-and-shape info that the host allocates and we release. A compute on a
+        // small input is dominated by such calls (docs/performance.md, "fixed cost").
+        if let Some(api24) = Api24::get() {
+            // SAFETY: forwarded from the caller; the dims are copied before `new` returns.
+            let (element_code, dims) = unsafe { api24.tensor_type_and_shape(api, value) }
+                .map_err(|e| Error::host("GetTensorElementTypeAndShapeDataReference", e))?;
+            return Ok(Tensor {
+                api,
+                value,
+                element_code,
+                dims: Dims::copied(dims),
+                call: PhantomData,
+            });
+        }
         // SAFETY: forwarded from the caller.
         let info = unsafe { TypeAndShape::of(api, value) }?;
         Ok(Tensor {
