@@ -53,6 +53,10 @@ impl Counted {
             // A scalar has no coordinates to write: the output is [nnz, 0].
             return Ok(());
         }
+        if let (1, Some(row)) = (rank, self.one_row()) {
+            // A 1-D input: `[nnz, 1]` is the compacted run itself.
+            return self.compact_row(src, row, out);
+        }
         // Chunk i owns the contiguous rows of its non-zeros.
         let mut rest = out;
         let writers = self.ranges().map(|(_, count)| {

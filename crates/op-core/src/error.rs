@@ -3,7 +3,8 @@
 
 use std::fmt;
 
-/// Why a NonZero call was refused. Nothing is written to the output when one is returned.
+/// Why a NonZero call was refused. Nothing is written to the output when one is returned, but for
+/// [`Error::SourceChanged`], which the second pass finds while writing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
     /// The product of the sizes does not fit in `usize`.
@@ -16,6 +17,9 @@ pub enum Error {
     DataLengthMismatch { expected: usize, actual: usize },
     /// The output buffer has the wrong number of elements.
     OutputLengthMismatch { expected: usize, actual: usize },
+    /// The second pass found another number of non-zeros than the first counted: the source
+    /// changed between them (a source whose zero test is not a pure function of its data).
+    SourceChanged { counted: usize, found: usize },
 }
 
 impl fmt::Display for Error {
@@ -39,6 +43,10 @@ impl fmt::Display for Error {
             Error::OutputLengthMismatch { expected, actual } => write!(
                 f,
                 "the output buffer must hold exactly {expected} elements, it holds {actual}"
+            ),
+            Error::SourceChanged { counted, found } => write!(
+                f,
+                "the input changed while it was read: {counted} non-zeros counted, then {found} found"
             ),
         }
     }

@@ -46,6 +46,17 @@ impl Counted {
                 actual: out.len(),
             });
         }
+        if let Some(row) = self.one_row() {
+            // One run (a 1-D or `[1, .., n, .., 1]` input): every coordinate but the run's
+            // dimension is 0, and the run's is compacted straight into its output row.
+            for (d, coords) in out.chunks_exact_mut(nnz.max(1)).take(rank).enumerate() {
+                match row.dim {
+                    Some(dim) if dim == d => self.compact_row(src, row, coords)?,
+                    _ => coords.fill(0),
+                }
+            }
+            return Ok(());
+        }
         if self.is_single() {
             // One chunk owns the whole output: index it directly, nothing to split or collect.
             let mut pos = 0;
@@ -211,6 +222,41 @@ mod tests {
         let a = ndarray::arr2(&[[0.0f32, 1.0], [2.0, 0.0]]);
         assert_eq!(nonzero_array(a.view()), ndarray::arr2(&[[0, 1], [1, 0]]));
         assert_eq!(nonzero_array(a.t()), ndarray::arr2(&[[0, 1], [1, 0]]));
+    }
+
+    #[test]
+    fn one_row_inputs_compact_into_their_coordinate_row() {
+        // [1, 5, 1]: coordinates 0 and 2 are 0, coordinate 1 is the compacted run.
+        let x = [0i32, 4, 0, 5, 6];
+        let y = nonzero(&x, &[1, 5, 1]).unwrap();
+        assert_eq!(y.shape(), [3, 3]);
+        assert_eq!(y.data, vec![0, 0, 0, 1, 3, 4, 0, 0, 0]);
+        // A strided 1-D view (every other element) and a one-element input.
+        let l = Layout::strided(&[3], &[2]).unwrap();
+        let y = nonzero_with(&[1u8, 9, 0, 9, 1][..], &l, &Sequential).unwrap();
+        assert_eq!((y.shape(), y.data), ([1, 2], vec![0, 2]));
+        let y = nonzero(&[7u8], &[1, 1]).unwrap();
+        assert_eq!((y.shape(), y.data), ([2, 1], vec![0, 0]));
+    }
+
+    #[test]
+    fn a_source_that_changes_between_the_passes_is_an_error_not_a_panic() {
+        use crate::FnSource;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        // Non-zero everywhere while counting (5 calls), zero everywhere afterwards.
+        for shape in [&[5usize][..], &[5, 1], &[1, 5]] {
+            let calls = AtomicUsize::new(0);
+            let src = FnSource::new(5, |_| calls.fetch_add(1, Ordering::Relaxed) < 5);
+            let layout = Layout::packed(shape).unwrap();
+            assert_eq!(
+                nonzero_with(&src, &layout, &Sequential),
+                Err(Error::SourceChanged {
+                    counted: 5,
+                    found: 0
+                }),
+                "{shape:?}"
+            );
+        }
     }
 
     #[test]

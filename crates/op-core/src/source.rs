@@ -22,7 +22,9 @@ pub trait ZeroTest: Sync {
     fn count_run(&self, start: usize, len: usize, stride: usize) -> usize;
 
     /// Writes `first_index + j` into `out` for each non-zero `j`-th element of the run, in order,
-    /// and returns how many it wrote. `out.len() >= len`.
+    /// and returns the run's number of non-zeros. `out` may hold fewer slots than the run has
+    /// elements (down to exactly its non-zeros, an output row written in place): indices past
+    /// `out.len()` are counted, not written.
     fn compact_run(
         &self,
         start: usize,
@@ -64,13 +66,15 @@ impl<T: Element> ZeroTest for [T] {
         first_index: usize,
         out: &mut [usize],
     ) -> usize {
-        let out = &mut out[..len];
         if stride == 1 {
             simd::compact(&self[start..start + len], first_index, out)
         } else {
+            // Branch-free: every index is stored at the cursor, which only a non-zero advances.
             let mut k = 0;
             for j in 0..len {
-                out[k] = first_index + j;
+                if let Some(slot) = out.get_mut(k) {
+                    *slot = first_index + j;
+                }
                 k += self[start + j * stride].is_nonzero() as usize;
             }
             k
@@ -120,7 +124,9 @@ impl<F: Fn(usize) -> bool + Sync> ZeroTest for FnSource<F> {
     ) -> usize {
         let mut k = 0;
         for j in 0..len {
-            out[k] = first_index + j;
+            if let Some(slot) = out.get_mut(k) {
+                *slot = first_index + j;
+            }
             k += (self.is_nonzero)(start + j * stride) as usize;
         }
         k

@@ -1,6 +1,6 @@
 //! The chunk plan and the two passes over it.
 
-use super::walk::{Block, Walk};
+use super::walk::{Block, OneRow, Walk};
 use super::{Executor, PARALLEL_THRESHOLD};
 use crate::source::ZeroTest;
 use crate::{Error, Layout};
@@ -151,6 +151,38 @@ impl Counted {
     /// True when the whole input is one chunk on the calling thread.
     pub(crate) fn is_single(&self) -> bool {
         matches!(self.plan, Plan::Single(_))
+    }
+
+    /// The whole input as one run on the calling thread, when it is one chunk and at most one
+    /// dimension has a size other than 1: the second pass then compacts that run straight into
+    /// the output, with no scratch block and no walk.
+    pub(crate) fn one_row(&self) -> Option<OneRow> {
+        match &self.plan {
+            Plan::Single(chunk) => self.walk.one_row(chunk.start, chunk.end),
+            Plan::Split(_) => None,
+        }
+    }
+
+    /// Compacts `row` into `out`, which holds exactly this input's non-zero count.
+    pub(crate) fn compact_row<S: ZeroTest + ?Sized>(
+        &self,
+        src: &S,
+        row: OneRow,
+        out: &mut [i64],
+    ) -> Result<(), Error> {
+        debug_assert_eq!(out.len(), self.nnz);
+        // A coordinate is below the element count, so it fits i64 unchanged: the output row is
+        // written as the usize indices compact_run produces.
+        const _: () = assert!(std::mem::size_of::<usize>() == std::mem::size_of::<i64>());
+        let slots: &mut [usize] = bytemuck::cast_slice_mut(out);
+        let found = src.compact_run(row.offset, row.len, row.stride, row.first_index, slots);
+        if found != self.nnz {
+            return Err(Error::SourceChanged {
+                counted: self.nnz,
+                found,
+            });
+        }
+        Ok(())
     }
 
     /// Second pass: every chunk visits its non-zeros and hands them to its own writer.

@@ -22,34 +22,72 @@ const COUNT_BLOCK: usize = 1 << 16;
 /// table are stored unconditionally and the cursor advances by the byte's population: a fixed
 /// amount of work per 8 elements at any density, with no data-dependent branch but the skip of
 /// empty groups (the common case of sparse masks, and predictable at any steady density).
+///
+/// `out` may be shorter than the run, down to exactly the run's non-zero count (an output row
+/// written in place): near its end the eight stores become one per set bit, and positions past
+/// `out.len()` are counted but not written. Returns the run's non-zero count.
 #[inline(always)]
 fn compact_contiguous<T: Element>(run: &[T], first_index: usize, out: &mut [usize]) -> usize {
-    debug_assert!(out.len() >= run.len());
     let mut k = 0;
     let mut groups = run.chunks_exact(GROUP);
     let mut base = first_index;
-    let mut flags = [0u8; GROUP];
     for group in &mut groups {
-        for (f, x) in flags.iter_mut().zip(group) {
-            *f = x.is_nonzero() as u8;
-        }
-        let mask = pack_flags(&flags);
-        if mask != 0 {
-            for (byte_index, byte) in mask.to_le_bytes().into_iter().enumerate() {
-                let positions = &SET_BITS[byte as usize];
-                let at = base + 8 * byte_index;
-                // k <= elements before this byte, so k + 8 <= elements through it <= out.len().
-                for (slot, &p) in out[k..k + 8].iter_mut().zip(positions) {
-                    *slot = at + p as usize;
-                }
-                k += byte.count_ones() as usize;
-            }
-        }
+        k = store_positions(group_mask(group), base, k, out);
         base += GROUP;
     }
-    for (j, x) in groups.remainder().iter().enumerate() {
-        out[k] = base + j;
-        k += x.is_nonzero() as usize;
+    let rest = groups.remainder();
+    if !rest.is_empty() {
+        k = store_positions(group_mask(rest), base, k, out);
+    }
+    k
+}
+
+/// Bit `i` set when `group[i]` is non-zero (`group` holds at most 64 elements): one flag byte
+/// per element (a vectorised zero test), packed by [`pack_flags`].
+#[inline(always)]
+fn group_mask<T: Element>(group: &[T]) -> u64 {
+    let mut flags = [0u8; GROUP];
+    for (f, x) in flags.iter_mut().zip(group) {
+        *f = x.is_nonzero() as u8;
+    }
+    pack_flags(&flags)
+}
+
+/// Stores `base + i` for each set bit `i` of `mask` at `out[k..]`; returns the advanced cursor.
+#[inline(always)]
+fn store_positions(mask: u64, base: usize, k: usize, out: &mut [usize]) -> usize {
+    if mask == 0 {
+        return k;
+    }
+    if let Some(window) = out.get_mut(k..k + GROUP) {
+        // Room for the whole group: eight unconditional stores per mask byte.
+        let window: &mut [usize; GROUP] = window.try_into().expect("GROUP slots");
+        let mut w = 0;
+        for (byte_index, byte) in mask.to_le_bytes().into_iter().enumerate() {
+            let positions = &SET_BITS[byte as usize];
+            let at = base + 8 * byte_index;
+            debug_assert!(w <= 8 * byte_index);
+            // SAFETY: `w` is the number of set bits in the bytes before this one, at most
+            // 8 * byte_index <= 56, so `w + 8 <= GROUP` slots of `window` are in bounds.
+            let slots = unsafe { window.get_unchecked_mut(w..w + 8) };
+            for (slot, &p) in slots.iter_mut().zip(positions) {
+                *slot = at + p as usize;
+            }
+            w += byte.count_ones() as usize;
+        }
+        return k + w;
+    }
+    // The end of an exactly sized output: one store per set bit, none past its end.
+    let mut k = k;
+    for (byte_index, byte) in mask.to_le_bytes().into_iter().enumerate() {
+        let ones = byte.count_ones() as usize;
+        if let Some(slots) = out.get_mut(k..) {
+            let at = base + 8 * byte_index;
+            for (slot, &p) in slots.iter_mut().zip(&SET_BITS[byte as usize][..ones]) {
+                *slot = at + p as usize;
+            }
+        }
+        k += ones;
     }
     k
 }
@@ -204,6 +242,30 @@ mod tests {
         let mut out = [0usize; 300];
         let k = data[..].compact_run(0, 300, 1, 5, &mut out);
         assert_eq!(&out[..k], &expected[..]);
+    }
+
+    #[test]
+    fn compaction_into_an_exactly_sized_output_writes_every_index_and_no_more() {
+        // Dense, sparse and partial groups; the output holds exactly the non-zeros, or fewer.
+        for n in [0usize, 1, 7, 8, 9, 63, 64, 65, 130, 1000] {
+            for period in [1usize, 2, 3, 7, 64] {
+                let data: Vec<u8> = (0..n).map(|i| (i % period == 0) as u8).collect();
+                let expected: Vec<usize> =
+                    (0..n).filter(|&i| data[i] != 0).map(|i| i + 3).collect();
+                let mut out = vec![usize::MAX; expected.len()];
+                assert_eq!(
+                    compact(&data, 3, &mut out),
+                    expected.len(),
+                    "n {n} period {period}"
+                );
+                assert_eq!(out, expected, "n {n} period {period}");
+                // A short output: the count is still the run's, the writes stop at its end.
+                let short = expected.len() / 2;
+                let mut out = vec![usize::MAX; short];
+                assert_eq!(compact(&data, 3, &mut out), expected.len());
+                assert_eq!(out, expected[..short]);
+            }
+        }
     }
 
     #[test]

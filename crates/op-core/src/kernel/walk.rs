@@ -26,6 +26,19 @@ pub(crate) struct Walk {
     packed: bool,
 }
 
+/// A run of elements that is the whole walk between two flat indices (see [`Walk::one_row`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OneRow {
+    /// Offset and stride of the run in the source.
+    pub offset: usize,
+    pub len: usize,
+    pub stride: usize,
+    /// Coordinate of the run's first element in `dim`.
+    pub first_index: usize,
+    /// The one dimension whose size is not 1, if any.
+    pub dim: Option<usize>,
+}
+
 /// A block of non-zero elements that share every coordinate but the innermost walked one.
 pub(crate) struct Block<'a> {
     /// Full coordinates (length = rank); the entry at `inner` is not meaningful.
@@ -57,6 +70,29 @@ impl Walk {
 
     pub(crate) fn rank(&self) -> usize {
         self.rank
+    }
+
+    /// Flat indices `start..end` as one run, when at most one dimension has a size other than 1
+    /// (a 1-D mask, a `[1, 1, n]` token mask): then a non-zero's flat index is its coordinate in
+    /// that dimension, `dim` (`None` when every size is 1, where every coordinate is 0).
+    pub(crate) fn one_row(&self, start: usize, end: usize) -> Option<OneRow> {
+        match (self.sizes.len(), self.strides.first(), self.dims.first()) {
+            (0, _, _) => Some(OneRow {
+                offset: 0,
+                len: end - start,
+                stride: 1,
+                first_index: start,
+                dim: None,
+            }),
+            (1, Some(&stride), Some(&dim)) => Some(OneRow {
+                offset: start * stride,
+                len: end - start,
+                stride,
+                first_index: start,
+                dim: Some(dim),
+            }),
+            _ => None,
+        }
     }
 
     /// Number of non-zero elements among flat indices `start..end`.
