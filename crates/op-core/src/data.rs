@@ -1,8 +1,9 @@
 //! Typed views of fixed-size element buffers whose type is known only at run time (an ONNX
 //! Runtime tensor, a DirectML buffer). Strings are not here: see [`crate::source::FnSource`].
 
+use crate::kernel::{one_pass, one_pass_dim};
 use crate::source::ZeroTest;
-use crate::DataType;
+use crate::{DataType, Layout};
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 use std::fmt;
@@ -137,6 +138,25 @@ macro_rules! dispatch {
             NumericSlice::Complex128($s) => $body,
         }
     };
+}
+
+impl NumericSlice<'_> {
+    /// ONNX NonZero of a small packed input in one pass over it (`kernel/one_pass.rs`): at most
+    /// [`ONE_PASS_MAX`](crate::kernel::ONE_PASS_MAX) elements, at most one dimension of size
+    /// other than 1 (a token mask `[1, 1, n]`, a 1-D mask). `output([rank, nnz])` hands out the
+    /// output once the count is known. Returns `Ok(false)`, calling nothing, for any other
+    /// input (or when the buffer `output` returns is not `rank * nnz` long, then writing
+    /// nothing): run [`Counted`](crate::Counted) then.
+    pub fn nonzero_one_pass<'o, E>(
+        &self,
+        layout: &Layout,
+        output: impl FnOnce([usize; 2]) -> Result<&'o mut [i64], E>,
+    ) -> Result<bool, E> {
+        match one_pass_dim(layout, self.len()) {
+            Some(dim) => dispatch!(*self, s => one_pass(s, layout.rank(), dim, output)),
+            None => Ok(false),
+        }
+    }
 }
 
 /// The type dispatch happens once per run of elements (up to a whole chunk), not per element.

@@ -5,10 +5,11 @@
 //! avx512): the counting and index compaction loops are the multiversioned ones.
 
 use nonzero_core::dml::{coordinates_columns, coordinates_for_onnx};
+use nonzero_core::kernel::ONE_PASS_MAX;
 use nonzero_core::mask::{check_mask_shape, MaskPlan};
 use nonzero_core::{
-    bf16, f16, reference, Complex32, Complex64, Counted, Element, Executor, Layout, Rayon,
-    Sequential,
+    bf16, f16, reference, Complex32, Complex64, Counted, Element, Executor, Layout, NumericSlice,
+    Rayon, Sequential,
 };
 use proptest::prelude::*;
 
@@ -79,6 +80,36 @@ fn check_argwhere<T: Element>(
     Ok(())
 }
 
+fn check_one_pass<T: Element>(
+    pattern: &[u8],
+    sizes: &[usize],
+    make: impl Fn(u8) -> T,
+) -> Result<(), TestCaseError> {
+    let layout = Layout::packed(sizes).unwrap();
+    let data: Vec<T> = pattern[..layout.numel()].iter().map(|&p| make(p)).collect();
+    let (nnz, expected) = reference::nonzero_packed(sizes, |i| data[i].is_nonzero());
+    let src = NumericSlice::from_bytes(T::DTYPE, bytemuck::cast_slice(&data)).unwrap();
+    let mut out = Vec::new();
+    let mut asked = None;
+    let done = src
+        .nonzero_one_pass(&layout, |shape| {
+            asked = Some(shape);
+            out = vec![-1i64; shape[0] * shape[1]];
+            Ok::<_, ()>(&mut out[..])
+        })
+        .unwrap();
+    let wide = sizes.iter().filter(|&&n| n != 1).count();
+    let expected_done = layout.numel() <= ONE_PASS_MAX && wide <= 1;
+    prop_assert_eq!(done, expected_done, "{:?}", sizes);
+    if done {
+        prop_assert_eq!(asked, Some([sizes.len(), nnz]));
+        prop_assert_eq!(&out, &expected, "{:?}", sizes);
+    } else {
+        prop_assert_eq!(asked, None, "a refused input must not allocate the output");
+    }
+    Ok(())
+}
+
 /// Bytes of a typed slice, so that NaN payloads compare exactly.
 fn bytes_of<T: bytemuck::NoUninit>(v: &[T]) -> Vec<u8> {
     bytemuck::cast_slice(v).to_vec()
@@ -143,6 +174,26 @@ fn check_coordinates<T: Element>(
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn one_pass_matches_the_reference(
+        // Up to 4 dimensions of size 1 around one of 0..=600 elements (past ONE_PASS_MAX), or
+        // two wide dimensions (always refused).
+        (sizes, pattern) in (0usize..=600, 0usize..4, 0usize..4, any::<bool>())
+            .prop_map(|(n, before, after, second)| {
+                let mut sizes = vec![1; before];
+                sizes.push(n);
+                sizes.extend(std::iter::repeat_n(1, after));
+                if second { sizes.push(2); }
+                sizes
+            })
+            .prop_flat_map(|sizes| {
+                let numel: usize = sizes.iter().product();
+                (Just(sizes), prop::collection::vec(0u8..4, numel))
+            }),
+    ) {
+        every_type!(check_one_pass(&pattern, &sizes));
+    }
 
     #[test]
     fn argwhere_matches_the_reference(

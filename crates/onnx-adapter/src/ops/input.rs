@@ -57,14 +57,23 @@ impl<'a> Input<'a> {
         }
     }
 
+    /// X as a typed slice, `None` for strings.
+    pub fn numeric(&self) -> Result<Option<NumericSlice<'a>>, Error> {
+        if self.dtype == DataType::String {
+            return Ok(None);
+        }
+        let bytes = self.tensor.bytes(self.dtype)?;
+        NumericSlice::from_bytes(self.dtype, bytes)
+            .map(Some)
+            .map_err(input_error)
+    }
+
     /// Runs `body` on X as an op-core source.
     pub fn with_source<R>(
         &self,
         body: impl FnOnce(&dyn ZeroTest) -> Result<R, Error>,
     ) -> Result<R, Error> {
-        if self.dtype != DataType::String {
-            let bytes = self.tensor.bytes(self.dtype)?;
-            let slice = NumericSlice::from_bytes(self.dtype, bytes).map_err(input_error)?;
+        if let Some(slice) = self.numeric()? {
             return body(&slice);
         }
         // A string is non-zero when it is not empty.

@@ -8,6 +8,7 @@ use crate::gpu::Gpu;
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext};
 use nonzero_core::Counted;
+use std::borrow::Cow;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -101,7 +102,7 @@ impl Kernel for NonZeroKernel {
 
 impl NonZeroKernel {
     /// Runs the node; returns where it ran ("cpu", "gpu (adapter)").
-    fn run(&self, context: &KernelContext<'_>) -> Result<String, Error> {
+    fn run(&self, context: &KernelContext<'_>) -> Result<Cow<'static, str>, Error> {
         let input = Input::read(context, 0, "NonZero")?;
         let pool = context.pool();
         if self.inject_panic {
@@ -115,13 +116,22 @@ impl NonZeroKernel {
                 Ok(c) if c.rank == input.layout.rank() && c.data.len() == c.rank * c.nnz => {
                     let out = context.output::<i64>(0, &[c.rank as i64, c.nnz as i64])?;
                     out.copy_from_slice(&c.data);
-                    return Ok(format!("gpu ({})", gpu.adapter()));
+                    return Ok(Cow::Owned(format!("gpu ({})", gpu.adapter())));
                 }
                 outcome => self.log_gpu_failure(
                     context,
                     outcome.map(|c| (c.rank, c.nnz)),
                     input.layout.rank(),
                 ),
+            }
+        }
+        if let Some(src) = input.numeric()? {
+            // A token or score mask: one pass, one short loop (kernel/one_pass.rs says why).
+            let one_pass = src.nonzero_one_pass(&input.layout, |[rank, nnz]| {
+                context.output::<i64>(0, &[rank as i64, nnz as i64])
+            })?;
+            if one_pass {
+                return Ok(Cow::Borrowed("cpu"));
             }
         }
         input.with_source(|src| {
@@ -131,7 +141,7 @@ impl NonZeroKernel {
             let out = context.output::<i64>(0, &dims)?;
             counted.write_onnx(src, out, exec).map_err(input_error)
         })?;
-        Ok("cpu".into())
+        Ok(Cow::Borrowed("cpu"))
     }
 
     fn log_gpu_failure(

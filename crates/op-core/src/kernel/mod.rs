@@ -5,12 +5,15 @@
 // Their public items are re-exported at the crate root, their one public path.
 pub(crate) mod counted;
 pub(crate) mod executor;
+mod one_pass;
 mod owned;
 pub(crate) mod simd;
 mod walk;
 
 pub(crate) use counted::{task_count, Counted};
 pub(crate) use executor::{Executor, Rayon};
+pub use one_pass::ONE_PASS_MAX;
+pub(crate) use one_pass::{one_pass, one_pass_dim};
 pub(crate) use owned::run_owned;
 pub(crate) use walk::Block;
 
