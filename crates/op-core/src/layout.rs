@@ -93,8 +93,9 @@ impl Layout {
 
     /// Number of elements the data must hold: the largest addressed offset plus one.
     pub fn required_len(&self) -> Result<usize, Error> {
-        if self.numel == 0 {
-            return Ok(0);
+        if self.numel == 0 || self.packed {
+            // A packed view addresses offsets 0..numel (size-1 dimensions never move it).
+            return Ok(self.numel);
         }
         let overflow = || Error::ElementCountOverflow {
             sizes: self.sizes.to_vec(),
