@@ -7,7 +7,9 @@ For each input, one process holds these sessions, all run in turn (interleaved) 
 each with session.intra_op.allow_spinning on and off. The table gives the median (and interquartile
 mean, since the profiler counts whole microseconds) of the node's `kernel_time` events, and the median
 wall-clock time of `session.run` for context. The `float32 [0]` row is an empty input: there the
-kernel has nothing to do, so its time is the contender's fixed cost per call.
+kernel has nothing to do, so its time is the contender's fixed cost per call. The cold rows run
+NonZero right after a node that streams 64 MB, as inside a large model, where the node's code and
+data are no longer cached.
 
     .venv-bench/bin/python benches/percall.py [--runs 500] [--threads 2]
 writes build/bench/percall.md and build/bench/percall.json.
@@ -37,6 +39,16 @@ CASES = [  # (label, dtype, shape, density of non-zeros); benches/percall_callgr
 ]
 
 
+# Cold calls: NonZero right after a node that streams 64 MB, which leaves the NonZero node's code
+# and data out of the caches, as a long run of other nodes does inside a model (the Piper voice's
+# /dp/flows.*/NonZero_5 nodes). (label, dtype, shape, density)
+COLD_CASES = [
+    ("bool [1, 1, 110], cold", np.bool_, (1, 1, 110), 0.3),
+    ("float32 [1024], cold", np.float32, (1024,), 0.5),
+]
+COLD_SWEEP = 1 << 24  # float32 elements streamed before the NonZero node (64 MB)
+
+
 def model(dtype, shape, op="NonZero"):
     x = helper.make_tensor_value_info("x", ELEM[dtype], list(shape))
     y = helper.make_tensor_value_info("y", TensorProto.INT64 if op == "NonZero" else ELEM[dtype], None)
@@ -44,6 +56,70 @@ def model(dtype, shape, op="NonZero"):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     return m.SerializeToString()
+
+
+def cold_model(dtype, shape):
+    """x' = Or/Max(x, Less(ReduceMax(Neg(big)), -inf)) (= x), then NonZero(x'): the data
+    dependency makes the 64 MB Neg run right before NonZero."""
+    elem = ELEM[dtype]
+    x = helper.make_tensor_value_info("x", elem, list(shape))
+    big = helper.make_tensor_value_info("big", TensorProto.FLOAT, [COLD_SWEEP])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64, None)
+    nodes = [helper.make_node("Neg", ["big"], ["negated"]),
+             helper.make_node("ReduceMax", ["negated"], ["peak"], keepdims=0),
+             helper.make_node("Less", ["peak", "minus_inf"], ["never"])]
+    if dtype is np.bool_:
+        nodes.append(helper.make_node("Or", ["x", "never"], ["x2"]))
+    else:  # x2 = x + 0 * never: a data dependency that leaves x unchanged, -0.0 included
+        nodes += [helper.make_node("Cast", ["never"], ["never_f"], to=elem),
+                  helper.make_node("Mul", ["never_f", "x"], ["zeros"]),
+                  helper.make_node("Add", ["x", "zeros"], ["x2"])]
+    nodes.append(helper.make_node("NonZero", ["x2"], ["y"], name="node"))
+    graph = helper.make_graph(nodes, "cold", [x, big], [y],
+                              initializer=[helper.make_tensor("minus_inf", TensorProto.FLOAT, [], [-np.inf])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+def measure_cold(name, dtype, shape, density, args, rng):
+    """NonZero's kernel time right after the 64 MB sweep, built-in vs library, spinning on/off."""
+    x = make_input(dtype, shape, density, rng)
+    if dtype is not np.bool_:
+        x = np.abs(x)  # Add(x, 0 * x) turns -0.0 into +0.0: both zero, but keep the check exact
+    big = rng.random(COLD_SWEEP, dtype=np.float32)
+    prof = ortbench.profile_dir()
+    contenders = {(who, spinning): ortbench.session(cold_model(dtype, shape), args.threads, who == "library",
+                                                    spinning, prof)
+                  for spinning in (True, False) for who in ("builtin", "library")}
+    feeds = {"x": x, "big": big}
+    ref = contenders[("builtin", True)].run(None, feeds)[0]
+    got = contenders[("library", True)].run(None, feeds)[0]
+    assert np.array_equal(ref, got), f"{name}: library and built-in differ"
+    runs = max(args.runs // 5, 20)
+    ortbench.interleaved({k: (lambda s=s: s.run(None, feeds)) for k, s in contenders.items()}, runs,
+                         warmup=args.warmup // 5)
+    row = {"case": name, "elements": int(x.size), "nnz": int(np.count_nonzero(x)), "runs": runs,
+           "kernel_us": {}, "kernel_us_iqm": {}}
+    for (who, spinning), sess in contenders.items():
+        durs = [e["dur"] for e in ortbench.kernel_times(ortbench.profile_events(sess), node_name="node")][-runs:]
+        label = f"{who} spin={'on' if spinning else 'off'}"
+        row["kernel_us"][label] = ortbench.median(durs)
+        row["kernel_us_iqm"][label] = ortbench.iqm(durs)
+    ortbench.remove_dir(prof)
+    return row
+
+
+def cold_table(rows):
+    lines = [f"Cold calls: NonZero right after a node that streams {COLD_SWEEP * 4 >> 20} MB; kernel time in us, "
+             "median (interquartile mean)", "",
+             "| input | built-in, spinning on | library, on | built-in, spinning off | library, off |",
+             "|---|---:|---:|---:|---:|"]
+    for r in rows:
+        cells = [f"{r['kernel_us'][k]:.0f} ({r['kernel_us_iqm'][k]:.1f})"
+                 for k in ("builtin spin=on", "library spin=on", "builtin spin=off", "library spin=off")]
+        lines.append(f"| {r['case']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def make_input(dtype, shape, density, rng):
@@ -137,11 +213,13 @@ def main():
     args = ap.parse_args()
     rng = np.random.default_rng(12)
     rows = [measure(name, dtype, shape, density, args, rng) for name, dtype, shape, density in CASES]
+    cold = [measure_cold(name, dtype, shape, density, args, rng) for name, dtype, shape, density in COLD_CASES]
     md = (ortbench.header(f"intra_op_num_threads={args.threads}, {args.runs} interleaved runs per session, "
                           f"non-zeros: {'each case its own (50%)' if args.density is None else f'{args.density:.0%}'}, library {ortbench.LIB}") + "\n\n"
-          + table(rows, "on") + "\n" + table(rows, "off") + "\n" + targets(rows))
+          + table(rows, "on") + "\n" + table(rows, "off") + "\n" + targets(rows) + "\n" + cold_table(cold))
     ortbench.write_outputs("percall", md, {"threads": args.threads, "runs": args.runs, "density": args.density,
-                                           "onnxruntime": ortbench.ort.__version__, "rows": rows}, args.out)
+                                           "onnxruntime": ortbench.ort.__version__, "rows": rows, "cold": cold},
+                           args.out)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ pub(super) struct Input<'a> {
     pub dtype: DataType,
     /// Packed row-major; `layout.sizes()` is the input's shape.
     pub layout: Layout,
+    /// X's data as a typed slice; `None` for strings.
+    pub numeric: Option<NumericSlice<'a>>,
 }
 
 impl<'a> Input<'a> {
@@ -41,10 +43,15 @@ impl<'a> Input<'a> {
             .collect::<Result<SmallVec<[usize; 8]>, _>>()
             .map_err(|_| input_error(format!("input shape {dims:?} has a negative size")))?;
         let layout = Layout::packed(&sizes).map_err(input_error)?;
+        let numeric = match dtype {
+            DataType::String => None,
+            _ => Some(NumericSlice::from_bytes(dtype, tensor.bytes(dtype)?).map_err(input_error)?),
+        };
         Ok(Input {
             tensor,
             dtype,
             layout,
+            numeric,
         })
     }
 
@@ -57,24 +64,13 @@ impl<'a> Input<'a> {
         }
     }
 
-    /// X as a typed slice, `None` for strings.
-    pub fn numeric(&self) -> Result<Option<NumericSlice<'a>>, Error> {
-        if self.dtype == DataType::String {
-            return Ok(None);
-        }
-        let bytes = self.tensor.bytes(self.dtype)?;
-        NumericSlice::from_bytes(self.dtype, bytes)
-            .map(Some)
-            .map_err(input_error)
-    }
-
     /// Runs `body` on X as an op-core source.
     pub fn with_source<R>(
         &self,
         body: impl FnOnce(&dyn ZeroTest) -> Result<R, Error>,
     ) -> Result<R, Error> {
-        if let Some(slice) = self.numeric()? {
-            return body(&slice);
+        if let Some(slice) = &self.numeric {
+            return body(slice);
         }
         // A string is non-zero when it is not empty.
         let failed = AtomicBool::new(false);

@@ -125,7 +125,7 @@ impl NonZeroKernel {
                 ),
             }
         }
-        if let Some(src) = input.numeric()? {
+        if let Some(src) = &input.numeric {
             // A token or score mask: one pass, one short loop (kernel/one_pass.rs says why).
             let one_pass = src.nonzero_one_pass(&input.layout, |[rank, nnz]| {
                 context.output::<i64>(0, &[rank as i64, nnz as i64])
