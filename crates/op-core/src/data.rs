@@ -3,7 +3,7 @@
 
 use crate::kernel::{one_pass, one_pass_dim};
 use crate::source::ZeroTest;
-use crate::{DataType, Layout};
+use crate::DataType;
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 use std::fmt;
@@ -141,21 +141,27 @@ macro_rules! dispatch {
 }
 
 impl NumericSlice<'_> {
-    /// ONNX NonZero of a small packed input in one pass over it (`kernel/one_pass.rs`): at most
-    /// [`ONE_PASS_MAX`](crate::kernel::ONE_PASS_MAX) elements, at most one dimension of size
-    /// other than 1 (a token mask `[1, 1, n]`, a 1-D mask). `output([rank, nnz])` hands out the
+    /// ONNX NonZero of a small packed input of shape `sizes` in one pass over it
+    /// (`kernel/one_pass.rs`): at most [`ONE_PASS_MAX`](crate::kernel::ONE_PASS_MAX) elements, at
+    /// most one dimension of size other than 1 (a token mask `[1, 1, n]`, a 1-D mask; see
+    /// [`one_pass_dim`](crate::kernel::one_pass_dim)). `output([rank, nnz])` hands out the
     /// output once the count is known. Returns `Ok(false)`, calling nothing, for any other
-    /// input (or when the buffer `output` returns is not `rank * nnz` long, then writing
-    /// nothing): run [`Counted`](crate::Counted) then.
+    /// input, or for data whose length is not the shape's (or when the buffer `output` returns
+    /// is not `rank * nnz` long, then writing nothing): run [`Counted`](crate::Counted) then.
     pub fn nonzero_one_pass<'o, E>(
         &self,
-        layout: &Layout,
+        sizes: &[usize],
         output: impl FnOnce([usize; 2]) -> Result<&'o mut [i64], E>,
     ) -> Result<bool, E> {
-        match one_pass_dim(layout, self.len()) {
-            Some(dim) => dispatch!(*self, s => one_pass(s, layout.rank(), dim, output)),
-            None => Ok(false),
+        let Some(dim) = one_pass_dim(sizes) else {
+            return Ok(false);
+        };
+        // One dimension at most is not 1, so the element count is its size (or 1).
+        let numel = dim.map_or(1, |d| sizes[d]);
+        if self.len() != numel {
+            return Ok(false);
         }
+        dispatch!(*self, s => one_pass(s, sizes.len(), dim, output))
     }
 }
 

@@ -1,7 +1,7 @@
 //! NonZero for ONNX and DirectML: semantics, validation and a parallel CPU kernel.
 //!
 //! Every public item has one path, the crate root, except DirectML's operator ([`dml`]),
-//! BooleanMask ([`mask`]) and the kernel's tuning constant ([`kernel::PARALLEL_THRESHOLD`]).
+//! BooleanMask ([`mask`]) and the kernel's tuning constants and one-pass shape test ([`kernel`]).
 //!
 //! - What "zero" means per type: [`Element`] (sealed), [`DataType::magnitude_mask`],
 //!   [`str_is_nonzero`]; [`dispatch_element!`] goes from a [`DataType`] to its element type.

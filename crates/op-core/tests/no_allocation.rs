@@ -98,3 +98,24 @@ fn the_sequential_path_does_not_allocate() {
         }) > 0
     );
 }
+
+#[test]
+fn the_one_pass_path_does_not_allocate() {
+    let data: Vec<f32> = (0..110).map(|i| (i % 3 == 0) as u8 as f32).collect();
+    let src = nonzero_core::NumericSlice::Float32(&data);
+    let mut out = vec![0i64; 3 * 110];
+    let mut done = false;
+    let made = allocations(|| {
+        done = src
+            .nonzero_one_pass(&[1, 1, 110], |[rank, nnz]| {
+                Ok::<_, ()>(&mut out[..rank * nnz])
+            })
+            .unwrap();
+    });
+    assert!(done, "a [1, 1, 110] mask is the one-pass path's");
+    assert_eq!(made, 0, "{made} allocations");
+    assert_eq!(
+        &out[74..74 + 37],
+        &(0..110).step_by(3).collect::<Vec<i64>>()[..]
+    );
+}

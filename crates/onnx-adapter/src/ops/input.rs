@@ -30,9 +30,13 @@ pub(super) struct Input<'a> {
 }
 
 impl<'a> Input<'a> {
-    /// `op` names the operator in the unsupported-type error.
+    /// Input `index` of the call; `op` names the operator in the unsupported-type error.
     pub fn read(context: &KernelContext<'a>, index: usize, op: &str) -> Result<Input<'a>, Error> {
-        let tensor = context.input(index)?;
+        Input::new(context.input(index)?, op)
+    }
+
+    /// `tensor` read and checked; `op` names the operator in the unsupported-type error.
+    pub fn new(tensor: Tensor<'a>, op: &str) -> Result<Input<'a>, Error> {
         let code = tensor.element_code();
         let dtype = DataType::from_onnx_code(code).ok_or_else(|| unsupported_type(op, code))?;
         let dims = tensor.dims();

@@ -12,8 +12,8 @@ mod walk;
 
 pub(crate) use counted::{task_count, Counted};
 pub(crate) use executor::{Executor, Rayon};
-pub use one_pass::ONE_PASS_MAX;
-pub(crate) use one_pass::{one_pass, one_pass_dim};
+pub(crate) use one_pass::one_pass;
+pub use one_pass::{one_pass_dim, ONE_PASS_MAX};
 pub(crate) use owned::run_owned;
 pub(crate) use walk::Block;
 
