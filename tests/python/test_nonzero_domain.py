@@ -57,6 +57,25 @@ def test_argwhere_of_a_scalar_is_nnz_by_zero():
     assert_exact(s.run(None, {"x": np.array(0.0, np.float32)})[0], np.zeros((0, 0), np.int64))
 
 
+@pytest.mark.parametrize("op", ["NonZero", "ArgWhere"])
+@pytest.mark.parametrize("shape", [(1, 1, 110), (1, 13), (256,), (257,), (1, 0), (110, 1), (2, 3)])
+@pytest.mark.parametrize("density", [0.0, 0.4, 1.0])
+def test_token_masks_none_some_or_all_set(op, shape, density):
+    """The shapes of op-core's one-pass path (at most 256 elements, one dimension wider than 1)
+    and their neighbours, with no, some and only non-zeros: an empty output must come out right
+    whichever dimension is the wide one."""
+    x = np.random.default_rng(int(density * 10) + len(shape)).random(shape) < density
+    domain = "nonzero" if op == "ArgWhere" else ""
+    node = helper.make_node(op, ["x"], ["y"], domain=domain, name="n")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.BOOL, list(shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("nonzero", 1)])
+    m.ir_version = 8
+    (y,) = session(m).run(None, {"x": x})
+    expected = np.argwhere(x) if op == "ArgWhere" else np.array(np.nonzero(x))
+    assert_exact(y, expected.astype(np.int64).reshape((-1, len(shape)) if op == "ArgWhere" else (len(shape), -1)))
+
+
 # ---- BooleanMask ----
 
 @pytest.mark.parametrize("elem", [TensorProto.FLOAT, TensorProto.INT64, TensorProto.UINT8, TensorProto.DOUBLE, TensorProto.STRING])

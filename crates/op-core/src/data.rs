@@ -1,7 +1,7 @@
 //! Typed views of fixed-size element buffers whose type is known only at run time (an ONNX
 //! Runtime tensor, a DirectML buffer). Strings are not here: see [`crate::source::FnSource`].
 
-use crate::kernel::{one_pass, one_pass_dim};
+use crate::kernel::{one_pass, one_pass_dim, Order};
 use crate::source::ZeroTest;
 use crate::DataType;
 use half::{bf16, f16};
@@ -141,16 +141,35 @@ macro_rules! dispatch {
 }
 
 impl NumericSlice<'_> {
-    /// ONNX NonZero of a small packed input of shape `sizes` in one pass over it
+    /// ONNX NonZero (`[rank, nnz]`) of a small packed input of shape `sizes` in one pass over it
     /// (`kernel/one_pass.rs`): at most [`ONE_PASS_MAX`](crate::kernel::ONE_PASS_MAX) elements, at
     /// most one dimension of size other than 1 (a token mask `[1, 1, n]`, a 1-D mask; see
-    /// [`one_pass_dim`](crate::kernel::one_pass_dim)). `output([rank, nnz])` hands out the
-    /// output once the count is known. Returns `Ok(false)`, calling nothing, for any other
-    /// input, or for data whose length is not the shape's (or when the buffer `output` returns
-    /// is not `rank * nnz` long, then writing nothing): run [`Counted`](crate::Counted) then.
+    /// [`one_pass_dim`](crate::kernel::one_pass_dim)). `output(shape)` hands out the output
+    /// once the count is known. Returns `Ok(false)`, calling nothing, for any other input, or
+    /// for data whose length is not the shape's (or when the buffer `output` returns is not
+    /// `rank * nnz` long, then writing nothing): run [`Counted`](crate::Counted) then.
     pub fn nonzero_one_pass<'o, E>(
         &self,
         sizes: &[usize],
+        output: impl FnOnce([usize; 2]) -> Result<&'o mut [i64], E>,
+    ) -> Result<bool, E> {
+        self.one_pass(sizes, Order::RankByNnz, output)
+    }
+
+    /// ArgWhere (`[nnz, rank]`) in one pass, on the inputs [`NumericSlice::nonzero_one_pass`]
+    /// takes.
+    pub fn argwhere_one_pass<'o, E>(
+        &self,
+        sizes: &[usize],
+        output: impl FnOnce([usize; 2]) -> Result<&'o mut [i64], E>,
+    ) -> Result<bool, E> {
+        self.one_pass(sizes, Order::NnzByRank, output)
+    }
+
+    fn one_pass<'o, E>(
+        &self,
+        sizes: &[usize],
+        order: Order,
         output: impl FnOnce([usize; 2]) -> Result<&'o mut [i64], E>,
     ) -> Result<bool, E> {
         let Some(dim) = one_pass_dim(sizes) else {
@@ -161,7 +180,7 @@ impl NumericSlice<'_> {
         if self.len() != numel {
             return Ok(false);
         }
-        dispatch!(*self, s => one_pass(s, sizes.len(), dim, output))
+        dispatch!(*self, s => one_pass(s, sizes.len(), dim, order, output))
     }
 }
 

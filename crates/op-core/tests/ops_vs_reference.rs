@@ -107,6 +107,24 @@ fn check_one_pass<T: Element>(
     } else {
         prop_assert_eq!(asked, None, "a refused input must not allocate the output");
     }
+    // ArgWhere's [nnz, rank] on the same inputs.
+    let strides = nonzero_core::row_major_strides(sizes);
+    let (_, expected) = reference::argwhere_strided(sizes, &strides, |i| data[i].is_nonzero());
+    let mut asked = None;
+    let done = src
+        .argwhere_one_pass(sizes, |shape| {
+            asked = Some(shape);
+            out = vec![-1i64; shape[0] * shape[1]];
+            Ok::<_, ()>(&mut out[..])
+        })
+        .unwrap();
+    prop_assert_eq!(done, expected_done, "{:?}", sizes);
+    if done {
+        prop_assert_eq!(asked, Some([nnz, sizes.len()]));
+        prop_assert_eq!(&out, &expected, "{:?}", sizes);
+    } else {
+        prop_assert_eq!(asked, None, "a refused input must not allocate the output");
+    }
     Ok(())
 }
 
@@ -177,9 +195,9 @@ proptest! {
 
     #[test]
     fn one_pass_matches_the_reference(
-        // Up to 4 dimensions of size 1 around one of 0..=400 elements (past ONE_PASS_MAX), or
-        // two wide dimensions (always refused).
-        (sizes, pattern) in (0usize..=400, 0usize..4, 0usize..4, any::<bool>())
+        // Up to 4 dimensions of size 1 around one of 0..=400 elements (past ONE_PASS_MAX; 0
+        // a fifth of the time), or two wide dimensions (always refused).
+        (sizes, pattern) in (prop_oneof![1 => Just(0usize), 4 => 0usize..=400], 0usize..4, 0usize..4, any::<bool>())
             .prop_map(|(n, before, after, second)| {
                 let mut sizes = vec![1; before];
                 sizes.push(n);
@@ -189,7 +207,11 @@ proptest! {
             })
             .prop_flat_map(|sizes| {
                 let numel: usize = sizes.iter().product();
-                (Just(sizes), prop::collection::vec(0u8..4, numel))
+                // Patterns of zeros only (no non-zero at all) as often as mixed ones.
+                (Just(sizes), prop_oneof![
+                    prop::collection::vec(0u8..4, numel),
+                    prop::collection::vec(prop_oneof![Just(0u8), Just(3u8)], numel),
+                ])
             }),
     ) {
         every_type!(check_one_pass(&pattern, &sizes));

@@ -1,7 +1,7 @@
 //! ArgWhere (domain `nonzero`, opset 1): int64 `[nnz, rank]`, NonZero transposed, as
 //! `torch.argwhere` and `tf.where` lay it out; written directly by op-core, no transpose pass.
 
-use super::input::{input_error, Input};
+use super::input::{input_error, one_pass_input, Input};
 use crate::fault_injection;
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext};
@@ -44,7 +44,18 @@ pub struct ArgWhereKernel {
 
 impl Kernel for ArgWhereKernel {
     fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error> {
-        let input = Input::read(context, 0, "ArgWhere")?;
+        let tensor = context.input(0)?;
+        if !self.inject_panic {
+            if let Some((src, shape)) = one_pass_input(&tensor)? {
+                let one_pass = src.argwhere_one_pass(shape.sizes(), |[nnz, rank]| {
+                    context.output::<i64>(0, &[nnz as i64, rank as i64])
+                })?;
+                if one_pass {
+                    return Ok(());
+                }
+            }
+        }
+        let input = Input::new(tensor, "ArgWhere")?;
         let pool = context.pool();
         if self.inject_panic {
             fault_injection::fire(&pool);

@@ -2,7 +2,7 @@
 //! size, and X as an op-core source (strings through their lengths, without copying them).
 
 use crate::ort::{Error, KernelContext, OrtPool, Tensor};
-use nonzero_core::kernel::PARALLEL_THRESHOLD;
+use nonzero_core::kernel::{one_pass_dim, PARALLEL_THRESHOLD};
 use nonzero_core::{DataType, Executor, FnSource, Layout, NumericSlice, Sequential, ZeroTest};
 use smallvec::SmallVec;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -92,4 +92,47 @@ impl<'a> Input<'a> {
         }
         Ok(result)
     }
+}
+
+/// The shape of an input that op-core's one pass takes (rank at most 8).
+pub(super) struct OnePassShape {
+    sizes: [usize; 8],
+    rank: usize,
+}
+
+impl OnePassShape {
+    pub fn sizes(&self) -> &[usize] {
+        &self.sizes[..self.rank]
+    }
+}
+
+/// X as a token or score mask for op-core's one pass (`kernel/one_pass.rs`): one short loop
+/// instead of the two-pass kernel, which costs microseconds when a model has evicted its code.
+/// Reads no more than X's type and shape unless the pass takes them; `None` leaves X to the
+/// two-pass path, which also reports whatever is wrong with it.
+pub(super) fn one_pass_input<'a>(
+    tensor: &Tensor<'a>,
+) -> Result<Option<(NumericSlice<'a>, OnePassShape)>, Error> {
+    let dims = tensor.dims();
+    let mut shape = OnePassShape {
+        sizes: [0; 8],
+        rank: dims.len(),
+    };
+    if dims.len() > shape.sizes.len() {
+        return Ok(None);
+    }
+    for (size, &d) in shape.sizes.iter_mut().zip(dims) {
+        let Ok(d) = usize::try_from(d) else {
+            return Ok(None);
+        };
+        *size = d;
+    }
+    let dtype = DataType::from_onnx_code(tensor.element_code());
+    let Some(dtype) =
+        dtype.filter(|&t| t != DataType::String && one_pass_dim(shape.sizes()).is_some())
+    else {
+        return Ok(None);
+    };
+    let src = NumericSlice::from_bytes(dtype, tensor.bytes(dtype)?).map_err(input_error)?;
+    Ok(Some((src, shape)))
 }

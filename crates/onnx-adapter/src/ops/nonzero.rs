@@ -1,14 +1,13 @@
 //! NonZero (ONNX opsets 9-12 and 13+): any input type, an int64 `[rank, nnz]` output, on
 //! op-core's two passes over the session's thread pool, or the GPU when the session asked.
 
-use super::input::{input_error, Input};
+use super::input::{input_error, one_pass_input, Input};
 use crate::device::{self, Device, DEVICE_ENV, DEVICE_KEY, LOG_DEVICE_ENV};
 use crate::fault_injection;
 use crate::gpu::Gpu;
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
-use crate::ort::{Operator, ShapeInferContext, Tensor};
-use nonzero_core::kernel::one_pass_dim;
-use nonzero_core::{Counted, DataType, NumericSlice};
+use crate::ort::{Operator, ShapeInferContext};
+use nonzero_core::Counted;
 use std::borrow::Cow;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -71,34 +70,6 @@ impl Operator for NonZero {
     }
 }
 
-/// A token or score mask in op-core's one pass: one short loop instead of the two-pass kernel,
-/// which costs microseconds when a model has evicted its code (`kernel/one_pass.rs` says why).
-/// Reads no more of the input than its type and shape unless the pass takes it; `false` leaves
-/// the input to the two-pass path, which also reports whatever is wrong with it.
-fn one_pass(context: &KernelContext<'_>, tensor: &Tensor<'_>) -> Result<bool, Error> {
-    let dims = tensor.dims();
-    let mut sizes = [0usize; 8];
-    if dims.len() > sizes.len() {
-        return Ok(false);
-    }
-    for (size, &d) in sizes.iter_mut().zip(dims) {
-        let Ok(d) = usize::try_from(d) else {
-            return Ok(false);
-        };
-        *size = d;
-    }
-    let sizes = &sizes[..dims.len()];
-    let dtype = DataType::from_onnx_code(tensor.element_code());
-    let Some(dtype) = dtype.filter(|&t| t != DataType::String && one_pass_dim(sizes).is_some())
-    else {
-        return Ok(false);
-    };
-    let src = NumericSlice::from_bytes(dtype, tensor.bytes(dtype)?).map_err(input_error)?;
-    src.nonzero_one_pass(sizes, |[rank, nnz]| {
-        context.output::<i64>(0, &[rank as i64, nnz as i64])
-    })
-}
-
 /// The inferred output shape for an input of rank `rank`, if any.
 fn output_shape(rank: usize) -> Option<[Dim; 2]> {
     (rank > 0).then(|| [Dim::Fixed(rank as i64), Dim::fresh_symbol("nonzero_nnz")])
@@ -133,8 +104,15 @@ impl NonZeroKernel {
     /// Runs the node; returns where it ran ("cpu", "gpu (adapter)").
     fn run(&self, context: &KernelContext<'_>) -> Result<Cow<'static, str>, Error> {
         let tensor = context.input(0)?;
-        if self.gpu.is_none() && !self.inject_panic && one_pass(context, &tensor)? {
-            return Ok(Cow::Borrowed("cpu"));
+        if self.gpu.is_none() && !self.inject_panic {
+            if let Some((src, shape)) = one_pass_input(&tensor)? {
+                let one_pass = src.nonzero_one_pass(shape.sizes(), |[rank, nnz]| {
+                    context.output::<i64>(0, &[rank as i64, nnz as i64])
+                })?;
+                if one_pass {
+                    return Ok(Cow::Borrowed("cpu"));
+                }
+            }
         }
         let input = Input::new(tensor, "NonZero")?;
         let pool = context.pool();

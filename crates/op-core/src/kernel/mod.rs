@@ -12,7 +12,7 @@ mod walk;
 
 pub(crate) use counted::{task_count, Counted};
 pub(crate) use executor::{Executor, Rayon};
-pub(crate) use one_pass::one_pass;
+pub(crate) use one_pass::{one_pass, Order};
 pub use one_pass::{one_pass_dim, ONE_PASS_MAX};
 pub(crate) use owned::run_owned;
 pub(crate) use walk::Block;

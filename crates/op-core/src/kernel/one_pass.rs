@@ -12,7 +12,8 @@
 //!
 //! It takes packed inputs of at most [`ONE_PASS_MAX`] elements with at most one dimension of
 //! size other than 1, where a non-zero's flat index is its coordinate in that dimension and
-//! every other coordinate is 0. Anything else is left to [`crate::Counted`].
+//! every other coordinate is 0. Anything else is left to [`crate::Counted`]. It writes NonZero's
+//! `[rank, nnz]` and ArgWhere's `[nnz, rank]`.
 
 use crate::Element;
 
@@ -35,14 +36,25 @@ pub fn one_pass_dim(sizes: &[usize]) -> Option<Option<usize>> {
     Some(dim.map(|(d, _)| d))
 }
 
-/// The one pass over `data` (packed, `dim` as [`one_pass_dim`] of its shape). `output([rank,
-/// nnz])` returns the output buffer; returns `Ok(false)`, having written nothing, when `data` is
-/// longer than [`ONE_PASS_MAX`] or that buffer does not hold exactly `rank * nnz` elements.
+/// The layout of the coordinates the one pass writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// ONNX NonZero: `[rank, nnz]`, one row per dimension.
+    RankByNnz,
+    /// ArgWhere: `[nnz, rank]`, one row per non-zero element.
+    NnzByRank,
+}
+
+/// The one pass over `data` (packed, `dim` as [`one_pass_dim`] of its shape). `output(shape)`
+/// returns the output buffer (`shape` is `[rank, nnz]` or `[nnz, rank]` by `order`); returns
+/// `Ok(false)`, having written nothing, when `data` is longer than [`ONE_PASS_MAX`] or that
+/// buffer does not hold exactly `rank * nnz` elements.
 #[inline]
 pub(crate) fn one_pass<'o, T: Element, E>(
     data: &[T],
     rank: usize,
     dim: Option<usize>,
+    order: Order,
     output: impl FnOnce([usize; 2]) -> Result<&'o mut [i64], E>,
 ) -> Result<bool, E> {
     const _: () = assert!(ONE_PASS_MAX <= u16::MAX as usize + 1);
@@ -57,17 +69,25 @@ pub(crate) fn one_pass<'o, T: Element, E>(
         indices[nnz] = i as u16;
         nnz += x.is_nonzero() as usize;
     }
-    let out = output([rank, nnz])?;
+    let indices = &indices[..nnz];
+    let shape = match order {
+        Order::RankByNnz => [rank, nnz],
+        Order::NnzByRank => [nnz, rank],
+    };
+    let out = output(shape)?;
     if out.len() != rank * nnz {
         return Ok(false);
     }
-    for (d, row) in out.chunks_exact_mut(nnz.max(1)).take(rank).enumerate() {
-        if Some(d) == dim {
-            for (o, &i) in row.iter_mut().zip(&indices[..nnz]) {
-                *o = i64::from(i);
-            }
-        } else {
-            row.fill(0);
+    // Every coordinate but `dim`'s is 0; `dim`'s is the element's index.
+    out.fill(0);
+    if let (Some(d), 1..) = (dim, nnz) {
+        // step_by(1): one iterator type for both layouts.
+        let column = match order {
+            Order::RankByNnz => out[d * nnz..(d + 1) * nnz].iter_mut().step_by(1),
+            Order::NnzByRank => out[d..].iter_mut().step_by(rank),
+        };
+        for (o, &i) in column.zip(indices) {
+            *o = i64::from(i);
         }
     }
     Ok(true)
@@ -82,12 +102,36 @@ mod tests {
         let x = [0u8, 3, 0, 0, 1, 1];
         assert_eq!(one_pass_dim(&[1, 1, 6]), Some(Some(2)));
         let mut out = vec![-1i64; 9];
-        let done = one_pass(&x, 3, Some(2), |shape| {
+        let done = one_pass(&x, 3, Some(2), Order::RankByNnz, |shape| {
             assert_eq!(shape, [3, 3]);
             Ok::<_, ()>(&mut out[..])
         });
         assert_eq!(done, Ok(true));
         assert_eq!(out, [0, 0, 0, 0, 0, 0, 1, 4, 5]);
+        // ArgWhere's layout: one row of coordinates per non-zero.
+        let mut out = vec![-1i64; 6];
+        let done = one_pass(&x, 2, Some(1), Order::NnzByRank, |shape| {
+            assert_eq!(shape, [3, 2]);
+            Ok::<_, ()>(&mut out[..])
+        });
+        assert_eq!(done, Ok(true));
+        assert_eq!(out, [0, 1, 0, 4, 0, 5]);
+    }
+
+    #[test]
+    fn no_non_zeros_give_empty_outputs_in_both_layouts() {
+        // The one wide dimension is not the first: an empty output must not be indexed by it.
+        for order in [Order::RankByNnz, Order::NnzByRank] {
+            for (data, sizes) in [(&[0u8; 4][..], &[1usize, 1, 4][..]), (&[], &[1, 0])] {
+                let dim = one_pass_dim(sizes).unwrap();
+                let mut out = vec![];
+                let done = one_pass(data, sizes.len(), dim, order, |shape| {
+                    assert_eq!(shape[0] * shape[1], 0, "{order:?} {sizes:?}");
+                    Ok::<_, ()>(&mut out[..])
+                });
+                assert_eq!(done, Ok(true), "{order:?} {sizes:?}");
+            }
+        }
     }
 
     #[test]
@@ -105,7 +149,9 @@ mod tests {
         // A buffer of the wrong length is refused before anything is written.
         let mut out = vec![-1i64; 5];
         assert_eq!(
-            one_pass(&[1u8, 1], 1, Some(0), |_| Ok::<_, ()>(&mut out[..])),
+            one_pass(&[1u8, 1], 1, Some(0), Order::RankByNnz, |_| Ok::<_, ()>(
+                &mut out[..]
+            )),
             Ok(false)
         );
         assert_eq!(out, [-1; 5]);
@@ -114,6 +160,7 @@ mod tests {
                 &[1u8; ONE_PASS_MAX + 1],
                 1,
                 Some(0),
+                Order::NnzByRank,
                 |_| -> Result<&mut [i64], ()> {
                     unreachable!("too long: refused before the output is asked for")
                 }
