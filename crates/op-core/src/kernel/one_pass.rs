@@ -124,7 +124,7 @@ mod tests {
         for order in [Order::RankByNnz, Order::NnzByRank] {
             for (data, sizes) in [(&[0u8; 4][..], &[1usize, 1, 4][..]), (&[], &[1, 0])] {
                 let dim = one_pass_dim(sizes).unwrap();
-                let mut out = vec![];
+                let mut out: [i64; 0] = [];
                 let done = one_pass(data, sizes.len(), dim, order, |shape| {
                     assert_eq!(shape[0] * shape[1], 0, "{order:?} {sizes:?}");
                     Ok::<_, ()>(&mut out[..])
