@@ -87,45 +87,51 @@ fn check_one_pass<T: Element>(
 ) -> Result<(), TestCaseError> {
     let layout = Layout::packed(sizes).unwrap();
     let data: Vec<T> = pattern[..layout.numel()].iter().map(|&p| make(p)).collect();
-    let (nnz, expected) = reference::nonzero_packed(sizes, |i| data[i].is_nonzero());
+    let (nnz, nonzero) = reference::nonzero_packed(sizes, |i| data[i].is_nonzero());
+    let strides = nonzero_core::row_major_strides(sizes);
+    let (_, argwhere) = reference::argwhere_strided(sizes, &strides, |i| data[i].is_nonzero());
     let src = NumericSlice::from_bytes(T::DTYPE, bytemuck::cast_slice(&data)).unwrap();
-    let mut out = Vec::new();
-    let mut asked = None;
-    let done = src
-        .nonzero_one_pass(sizes, |shape| {
-            asked = Some(shape);
-            out = vec![-1i64; shape[0] * shape[1]];
-            Ok::<_, ()>(&mut out[..])
-        })
-        .unwrap();
     let wide = sizes.iter().filter(|&&n| n != 1).count();
     let expected_done = layout.numel() <= ONE_PASS_MAX && wide <= 1;
-    prop_assert_eq!(done, expected_done, "{:?}", sizes);
-    if done {
-        prop_assert_eq!(asked, Some([sizes.len(), nnz]));
-        prop_assert_eq!(&out, &expected, "{:?}", sizes);
-    } else {
-        prop_assert_eq!(asked, None, "a refused input must not allocate the output");
-    }
-    // ArgWhere's [nnz, rank] on the same inputs.
-    let strides = nonzero_core::row_major_strides(sizes);
-    let (_, expected) = reference::argwhere_strided(sizes, &strides, |i| data[i].is_nonzero());
-    let mut asked = None;
-    let done = src
-        .argwhere_one_pass(sizes, |shape| {
-            asked = Some(shape);
-            out = vec![-1i64; shape[0] * shape[1]];
-            Ok::<_, ()>(&mut out[..])
-        })
-        .unwrap();
-    prop_assert_eq!(done, expected_done, "{:?}", sizes);
-    if done {
-        prop_assert_eq!(asked, Some([nnz, sizes.len()]));
-        prop_assert_eq!(&out, &expected, "{:?}", sizes);
-    } else {
-        prop_assert_eq!(asked, None, "a refused input must not allocate the output");
+    let layouts: [(bool, [usize; 2], &[i64]); 2] = [
+        (false, [sizes.len(), nnz], &nonzero),
+        (true, [nnz, sizes.len()], &argwhere),
+    ];
+    for (is_argwhere, shape, expected) in layouts {
+        let mut out = Vec::new();
+        let mut asked = None;
+        let done = one_pass(&src, sizes, is_argwhere, &mut out, &mut asked);
+        prop_assert_eq!(done, expected_done, "{:?}", sizes);
+        if done {
+            prop_assert_eq!(asked, Some(shape));
+            prop_assert_eq!(&out[..], expected, "{:?}", sizes);
+        } else {
+            prop_assert_eq!(asked, None, "a refused input must not allocate the output");
+        }
     }
     Ok(())
+}
+
+/// NonZero's or ArgWhere's one pass into `out`, recording the shape it asked for.
+fn one_pass(
+    src: &NumericSlice<'_>,
+    sizes: &[usize],
+    is_argwhere: bool,
+    out: &mut Vec<i64>,
+    asked: &mut Option<[usize; 2]>,
+) -> bool {
+    let output = move |shape: [usize; 2]| {
+        let out = out; // moved, so the closure is FnOnce and may return a borrow of it
+        *asked = Some(shape);
+        *out = vec![-1i64; shape[0] * shape[1]];
+        Ok::<_, ()>(&mut out[..])
+    };
+    let done = if is_argwhere {
+        src.argwhere_one_pass(sizes, output)
+    } else {
+        src.nonzero_one_pass(sizes, output)
+    };
+    done.unwrap()
 }
 
 /// Bytes of a typed slice, so that NaN payloads compare exactly.
