@@ -26,13 +26,22 @@ const COUNT_BLOCK: usize = 1 << 16;
 /// `out` may be shorter than the run, down to exactly the run's non-zero count (an output row
 /// written in place): near its end the eight stores become one per set bit, and positions past
 /// `out.len()` are counted but not written. Returns the run's non-zero count.
+///
+/// `full_mask` is the zero test of one whole group: [`group_mask`], or a vector unit's own
+/// (see [`avx512`]).
 #[inline(always)]
-fn compact_contiguous<T: Element>(run: &[T], first_index: usize, out: &mut [usize]) -> usize {
+fn compact_contiguous<T: Element>(
+    run: &[T],
+    first_index: usize,
+    out: &mut [usize],
+    full_mask: impl Fn(&[T; GROUP]) -> u64,
+) -> usize {
     let mut k = 0;
     let mut groups = run.chunks_exact(GROUP);
     let mut base = first_index;
     for group in &mut groups {
-        k = store_positions(group_mask(group), base, k, out);
+        let group: &[T; GROUP] = group.try_into().expect("a whole group");
+        k = store_positions(full_mask(group), base, k, out);
         base += GROUP;
     }
     let rest = groups.remainder();
@@ -178,19 +187,21 @@ pub fn instruction_set() -> &'static str {
     "portable"
 }
 
+/// Defines `$name`, which runs `$portable` compiled for the best instruction set this CPU has
+/// (AVX-512, AVX2 or the baseline), or `$avx512` on AVX-512 when that differs.
 macro_rules! multiversion {
-    ($name:ident, $inner:ident, ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+    ($name:ident, ($($arg:ident: $ty:ty),*) -> $ret:ty, portable: $portable:expr, avx512: $avx512:expr) => {
         #[inline]
         pub fn $name<T: Element>($($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
                 fn avx2<T: Element>($($arg: $ty),*) -> $ret {
-                    $inner($($arg),*)
+                    $portable
                 }
                 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,bmi1,bmi2,popcnt")]
                 fn avx512<T: Element>($($arg: $ty),*) -> $ret {
-                    $inner($($arg),*)
+                    $avx512
                 }
                 match level() {
                     // SAFETY: `level` reported these features on this CPU.
@@ -200,13 +211,55 @@ macro_rules! multiversion {
                     Level::Baseline => {}
                 }
             }
-            $inner($($arg),*)
+            $portable
         }
     };
 }
 
-multiversion!(count, count_contiguous, (run: &[T]) -> usize);
-multiversion!(compact, compact_contiguous, (run: &[T], first_index: usize, out: &mut [usize]) -> usize);
+multiversion!(count, (run: &[T]) -> usize,
+    portable: count_contiguous(run),
+    avx512: count_contiguous(run));
+multiversion!(compact, (run: &[T], first_index: usize, out: &mut [usize]) -> usize,
+    portable: compact_contiguous(run, first_index, out, |group| group_mask(group)),
+    avx512: compact_contiguous(run, first_index, out, |group| avx512::group_mask(group)));
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::GROUP;
+    use crate::Element;
+    use std::arch::x86_64::*;
+
+    /// [`super::group_mask`] with AVX-512BW's test-into-mask instructions: one instruction per
+    /// 64 bytes of the group yields its bits, where the portable code writes a flag byte per
+    /// element and packs the bytes. It applies to every type whose element is one integer under
+    /// its magnitude mask; complex types (two parts tested together) take the portable code.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    #[inline]
+    pub(super) fn group_mask<T: Element>(group: &[T; GROUP]) -> u64 {
+        let size = size_of::<T>();
+        let (Some(mask), true) = (
+            T::DTYPE.magnitude_mask(),
+            T::DTYPE.component_size() == Some(size),
+        ) else {
+            return super::group_mask(group);
+        };
+        // `size` vectors of 64 bytes: the group's bits `64 / size` at a time.
+        let bytes: &[u8] = bytemuck::cast_slice(group);
+        let mut bits = 0u64;
+        for (i, vector) in bytes.chunks_exact(64).enumerate() {
+            // SAFETY: `vector` is 64 readable bytes; the load has no alignment requirement.
+            let v = unsafe { _mm512_loadu_si512(vector.as_ptr().cast()) };
+            let lanes = match size {
+                1 => _mm512_test_epi8_mask(v, _mm512_set1_epi8(mask as i8)),
+                2 => _mm512_test_epi16_mask(v, _mm512_set1_epi16(mask as i16)) as u64,
+                4 => _mm512_test_epi32_mask(v, _mm512_set1_epi32(mask as i32)) as u64,
+                _ => _mm512_test_epi64_mask(v, _mm512_set1_epi64(mask as i64)) as u64,
+            };
+            bits |= lanes << (i * (GROUP / size));
+        }
+        bits
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -266,6 +319,57 @@ mod tests {
                 assert_eq!(out, expected[..short]);
             }
         }
+    }
+
+    /// Whole groups of every type, through whichever instruction set this run uses (AVX-512
+    /// tests each 64-byte vector into a mask register): the zero test is the element's own,
+    /// -0.0 and a lone sign bit included.
+    #[test]
+    fn every_type_compacts_whole_groups_by_its_zero_test() {
+        use crate::{bf16, f16, Complex32, Complex64};
+        fn check<T: Element + Copy + std::fmt::Debug>(values: [T; 4]) {
+            // A pseudo-random pick of the four values over four groups and a tail.
+            let mut state = 0x9E37_79B9u32;
+            let run: Vec<T> = (0..300)
+                .map(|_| {
+                    state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    values[(state >> 30) as usize]
+                })
+                .collect();
+            let expected: Vec<usize> = (0..run.len())
+                .filter(|&i| run[i].is_nonzero())
+                .map(|i| i + 7)
+                .collect();
+            let mut out = vec![usize::MAX; run.len()];
+            let k = compact(&run, 7, &mut out);
+            assert_eq!(&out[..k], &expected[..], "{values:?}");
+            assert_eq!(count(&run), expected.len(), "{values:?}");
+        }
+        check([false, true, false, true]);
+        check([0u8, 1, 0x80, 0]);
+        check([0i8, -1, i8::MIN, 0]);
+        check([0u16, 1, 0x8000, 0x0100]);
+        check([0i16, -1, i16::MIN, 0]);
+        check([0u32, 1, 1 << 31, 1 << 16]);
+        check([0i32, -1, i32::MIN, 0]);
+        check([0u64, 1, 1 << 63, 1 << 32]);
+        check([0i64, -1, i64::MIN, 0]);
+        check([0.0f32, -0.0, f32::NAN, f32::from_bits(1)]);
+        check([0.0f64, -0.0, -f64::NAN, f64::from_bits(1)]);
+        check([f16::ZERO, f16::NEG_ZERO, f16::from_bits(1), f16::NAN]);
+        check([bf16::ZERO, bf16::NEG_ZERO, bf16::from_bits(1), bf16::NAN]);
+        check([
+            Complex32::new(0.0, 0.0),
+            Complex32::new(-0.0, -0.0),
+            Complex32::new(0.0, f32::NAN),
+            Complex32::new(f32::from_bits(1), -0.0),
+        ]);
+        check([
+            Complex64::new(0.0, 0.0),
+            Complex64::new(-0.0, 0.0),
+            Complex64::new(0.0, -1.0),
+            Complex64::new(f64::from_bits(1), 0.0),
+        ]);
     }
 
     #[test]
