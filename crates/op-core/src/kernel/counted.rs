@@ -58,6 +58,7 @@ pub(crate) fn task_count(numel: usize, exec: &dyn Executor) -> usize {
 
 impl Counted {
     /// First pass: validates that `src` covers `layout` and counts the non-zeros.
+    #[inline]
     pub fn count<S: ZeroTest + ?Sized>(
         src: &S,
         layout: &Layout,
@@ -80,6 +81,10 @@ impl Counted {
     }
 
     /// First pass over `tasks` chunks (clamped to one per element, at least one).
+    ///
+    /// Inlined, so that a small input's `Counted` is built in the caller's frame: returned
+    /// through two calls it was copied twice (a third of a 1K input's count).
+    #[inline]
     pub(crate) fn count_chunks<S: ZeroTest + ?Sized>(
         src: &S,
         layout: &Layout,
@@ -109,6 +114,17 @@ impl Counted {
                 nnz: count,
             });
         }
+        Ok(Counted::count_split(src, walk, numel, exec, tasks))
+    }
+
+    /// The first pass over `tasks > 1` chunks on `exec`.
+    fn count_split<S: ZeroTest + ?Sized>(
+        src: &S,
+        walk: Walk,
+        numel: usize,
+        exec: &dyn Executor,
+        tasks: usize,
+    ) -> Counted {
         let bounds = |i: usize| (numel as u128 * i as u128 / tasks as u128) as usize;
         let counts: Vec<AtomicUsize> = (0..tasks).map(|_| AtomicUsize::new(0)).collect();
         exec.run(tasks, &|i: usize| {
@@ -131,11 +147,11 @@ impl Counted {
                 chunk
             })
             .collect();
-        Ok(Counted {
+        Counted {
             walk,
             plan: Plan::Split(chunks),
             nnz: first,
-        })
+        }
     }
 
     /// Number of non-zero elements.

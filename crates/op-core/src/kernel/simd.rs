@@ -26,22 +26,13 @@ const COUNT_BLOCK: usize = 1 << 16;
 /// `out` may be shorter than the run, down to exactly the run's non-zero count (an output row
 /// written in place): near its end the eight stores become one per set bit, and positions past
 /// `out.len()` are counted but not written. Returns the run's non-zero count.
-///
-/// `full_mask` is the zero test of one whole group: [`group_mask`], or a vector unit's own
-/// (see [`avx512`]).
 #[inline(always)]
-fn compact_contiguous<T: Element>(
-    run: &[T],
-    first_index: usize,
-    out: &mut [usize],
-    full_mask: impl Fn(&[T; GROUP]) -> u64,
-) -> usize {
+fn compact_contiguous<T: Element>(run: &[T], first_index: usize, out: &mut [usize]) -> usize {
     let mut k = 0;
     let mut groups = run.chunks_exact(GROUP);
     let mut base = first_index;
     for group in &mut groups {
-        let group: &[T; GROUP] = group.try_into().expect("a whole group");
-        k = store_positions(full_mask(group), base, k, out);
+        k = store_positions(group_mask(group), base, k, out);
         base += GROUP;
     }
     let rest = groups.remainder();
@@ -220,44 +211,103 @@ multiversion!(count, (run: &[T]) -> usize,
     portable: count_contiguous(run),
     avx512: count_contiguous(run));
 multiversion!(compact, (run: &[T], first_index: usize, out: &mut [usize]) -> usize,
-    portable: compact_contiguous(run, first_index, out, |group| group_mask(group)),
-    avx512: compact_contiguous(run, first_index, out, |group| avx512::group_mask(group)));
+    portable: compact_contiguous(run, first_index, out),
+    avx512: avx512::compact(run, first_index, out));
 
+/// The compaction written for AVX-512, where two instructions replace the portable code's
+/// inner loops: a test into a mask register gives a group's bits, and a compress packs the
+/// positions of eight elements' set bits into one vector.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::GROUP;
     use crate::Element;
     use std::arch::x86_64::*;
 
-    /// [`super::group_mask`] with AVX-512BW's test-into-mask instructions: one instruction per
-    /// 64 bytes of the group yields its bits, where the portable code writes a flag byte per
-    /// element and packs the bytes. It applies to every type whose element is one integer under
-    /// its magnitude mask; complex types (two parts tested together) take the portable code.
-    #[target_feature(enable = "avx512f,avx512bw")]
-    #[inline]
-    pub(super) fn group_mask<T: Element>(group: &[T; GROUP]) -> u64 {
+    /// [`super::compact_contiguous`] on AVX-512, with the same contract. The run is read 64
+    /// bytes at a time: a test into a mask register gives the vector's bits, then per byte of
+    /// them one compress packs the positions of its set bits and one store writes them. With
+    /// room for the vector's every element the stores are whole vectors; at the end of an
+    /// exactly sized output they are masked to the byte's set bits; a short output (fewer slots
+    /// than set bits) takes the portable code, which stops at its end, as does the tail of
+    /// fewer than 64 bytes and every complex type (whose two parts are tested together).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,bmi1,bmi2,popcnt")]
+    pub(super) fn compact<T: Element>(run: &[T], first_index: usize, out: &mut [usize]) -> usize {
         let size = size_of::<T>();
-        let (Some(mask), true) = (
+        let (Some(magnitude), true) = (
             T::DTYPE.magnitude_mask(),
             T::DTYPE.component_size() == Some(size),
         ) else {
-            return super::group_mask(group);
+            return super::compact_contiguous(run, first_index, out);
         };
-        // `size` vectors of 64 bytes: the group's bits `64 / size` at a time.
-        let bytes: &[u8] = bytemuck::cast_slice(group);
-        let mut bits = 0u64;
-        for (i, vector) in bytes.chunks_exact(64).enumerate() {
+        // Elements per vector.
+        let lanes = 64 / size;
+        let bytes: &[u8] = bytemuck::cast_slice(run);
+        let mut vectors = bytes.chunks_exact(64);
+        let slots = out.as_mut_ptr();
+        let mut k = 0;
+        // The positions of the current mask byte's eight elements.
+        let mut positions = _mm512_add_epi64(
+            _mm512_set1_epi64(first_index as i64),
+            _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+        );
+        let step = _mm512_set1_epi64(8);
+        for (v, vector) in (&mut vectors).enumerate() {
             // SAFETY: `vector` is 64 readable bytes; the load has no alignment requirement.
-            let v = unsafe { _mm512_loadu_si512(vector.as_ptr().cast()) };
-            let lanes = match size {
-                1 => _mm512_test_epi8_mask(v, _mm512_set1_epi8(mask as i8)),
-                2 => _mm512_test_epi16_mask(v, _mm512_set1_epi16(mask as i16)) as u64,
-                4 => _mm512_test_epi32_mask(v, _mm512_set1_epi32(mask as i32)) as u64,
-                _ => _mm512_test_epi64_mask(v, _mm512_set1_epi64(mask as i64)) as u64,
+            let x = unsafe { _mm512_loadu_si512(vector.as_ptr().cast()) };
+            // Bit i: element i of the vector is non-zero (`lanes` bits).
+            let mask: u64 = match size {
+                1 => _mm512_test_epi8_mask(x, _mm512_set1_epi8(magnitude as i8)),
+                2 => _mm512_test_epi16_mask(x, _mm512_set1_epi16(magnitude as i16)).into(),
+                4 => _mm512_test_epi32_mask(x, _mm512_set1_epi32(magnitude as i32)).into(),
+                _ => _mm512_test_epi64_mask(x, _mm512_set1_epi64(magnitude as i64)).into(),
             };
-            bits |= lanes << (i * (GROUP / size));
+            let ones = mask.count_ones() as usize;
+            let free = out.len().saturating_sub(k);
+            let mask_bytes = &mask.to_le_bytes()[..lanes / 8];
+            if free >= lanes {
+                let start = k;
+                for &byte in mask_bytes {
+                    let packed = _mm512_maskz_compress_epi64(byte, positions);
+                    debug_assert!(k - start + 8 <= lanes);
+                    // SAFETY: `k - start` counts the set bits of this vector's bytes before
+                    // this one, at most `lanes - 8`, and `free >= lanes` slots follow `start`:
+                    // the eight lanes at `k` are inside `out`.
+                    unsafe { _mm512_storeu_si512(slots.add(k).cast(), packed) };
+                    // A `usize` sum: bounded by 64, it was narrowed to a byte register, with a
+                    // partial-register merge on every store's address.
+                    k += byte.count_ones() as usize;
+                    positions = _mm512_add_epi64(positions, step);
+                }
+            } else if free >= ones {
+                for &byte in mask_bytes {
+                    let packed = _mm512_maskz_compress_epi64(byte, positions);
+                    let set = byte.count_ones();
+                    let written = _bzhi_u32(0xFF, set) as u8;
+                    // SAFETY: the store writes lanes `k..k + set` only (masked-off lanes are
+                    // neither written nor faulted on); the vector's set bits fit the free
+                    // slots, so `k + set <= out.len()`.
+                    unsafe { _mm512_mask_storeu_epi64(slots.add(k).cast(), written, packed) };
+                    k += set as usize;
+                    positions = _mm512_add_epi64(positions, step);
+                }
+            } else {
+                k = store_short(mask, first_index + v * lanes, k, out);
+                positions = _mm512_add_epi64(positions, _mm512_set1_epi64(lanes as i64));
+            }
         }
-        bits
+        let done = (bytes.len() - vectors.remainder().len()) / size;
+        if done < run.len() {
+            let rest = out.get_mut(k..).unwrap_or_default();
+            k += super::compact_contiguous(&run[done..], first_index + done, rest);
+        }
+        k
+    }
+
+    /// The portable stores, out of line: only an output shorter than the run's non-zeros ends
+    /// here.
+    #[cold]
+    #[inline(never)]
+    fn store_short(mask: u64, base: usize, k: usize, out: &mut [usize]) -> usize {
+        super::store_positions(mask, base, k, out)
     }
 }
 
@@ -340,9 +390,18 @@ mod tests {
                 .filter(|&i| run[i].is_nonzero())
                 .map(|i| i + 7)
                 .collect();
-            let mut out = vec![usize::MAX; run.len()];
-            let k = compact(&run, 7, &mut out);
-            assert_eq!(&out[..k], &expected[..], "{values:?}");
+            // Room for every element, exactly the non-zeros, and fewer (the count is still the
+            // run's, the writes stop at the output's end).
+            // A guard of 64 slots after the output catches a store past its end.
+            for slots in [run.len(), expected.len(), expected.len() / 2] {
+                let mut buffer = vec![usize::MAX; slots + 64];
+                let (out, guard) = buffer.split_at_mut(slots);
+                let k = compact(&run, 7, out);
+                assert_eq!(k, expected.len(), "{values:?}");
+                let written = k.min(slots);
+                assert_eq!(&out[..written], &expected[..written], "{values:?} {slots}");
+                assert!(guard.iter().all(|&x| x == usize::MAX), "{values:?} {slots}");
+            }
             assert_eq!(count(&run), expected.len(), "{values:?}");
         }
         check([false, true, false, true]);

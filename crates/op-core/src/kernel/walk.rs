@@ -50,6 +50,7 @@ pub(crate) struct Block<'a> {
 }
 
 impl Walk {
+    #[inline]
     pub(crate) fn new(layout: &Layout) -> Walk {
         let mut walk = Walk {
             sizes: Dims::new(),
