@@ -263,7 +263,11 @@ mod avx512 {
             let ones = mask.count_ones() as usize;
             let free = out.len().saturating_sub(k);
             let mask_bytes = &mask.to_le_bytes()[..lanes / 8];
-            if free >= lanes {
+            if ones == 0 {
+                // Nothing to store (and past a short output's end `slots + k` would not even be
+                // a pointer into `out`).
+                positions = _mm512_add_epi64(positions, _mm512_set1_epi64(lanes as i64));
+            } else if free >= lanes {
                 let start = k;
                 for &byte in mask_bytes {
                     let packed = _mm512_maskz_compress_epi64(byte, positions);
@@ -284,7 +288,7 @@ mod avx512 {
                     let written = _bzhi_u32(0xFF, set) as u8;
                     // SAFETY: the store writes lanes `k..k + set` only (masked-off lanes are
                     // neither written nor faulted on); the vector's set bits fit the free
-                    // slots, so `k + set <= out.len()`.
+                    // slots, so `k + set <= out.len()`, and `k < out.len()` as `ones > 0`.
                     unsafe { _mm512_mask_storeu_epi64(slots.add(k).cast(), written, packed) };
                     k += set as usize;
                     positions = _mm512_add_epi64(positions, step);
@@ -378,12 +382,17 @@ mod tests {
     fn every_type_compacts_whole_groups_by_its_zero_test() {
         use crate::{bf16, f16, Complex32, Complex64};
         fn check<T: Element + Copy + std::fmt::Debug>(values: [T; 4]) {
-            // A pseudo-random pick of the four values over four groups and a tail.
+            // A pseudo-random pick of the four values over four groups and a tail, with an
+            // all-zero stretch (`values[0]` is zero) in the middle.
             let mut state = 0x9E37_79B9u32;
             let run: Vec<T> = (0..300)
-                .map(|_| {
+                .map(|i| {
                     state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                    values[(state >> 30) as usize]
+                    values[if (150..250).contains(&i) {
+                        0
+                    } else {
+                        (state >> 30) as usize
+                    }]
                 })
                 .collect();
             let expected: Vec<usize> = (0..run.len())
@@ -391,8 +400,8 @@ mod tests {
                 .map(|i| i + 7)
                 .collect();
             // Room for every element, exactly the non-zeros, and fewer (the count is still the
-            // run's, the writes stop at the output's end).
-            // A guard of 64 slots after the output catches a store past its end.
+            // run's, the writes stop at the output's end); a guard of 64 slots after the output
+            // catches a store past its end.
             for slots in [run.len(), expected.len(), expected.len() / 2] {
                 let mut buffer = vec![usize::MAX; slots + 64];
                 let (out, guard) = buffer.split_at_mut(slots);
