@@ -129,6 +129,49 @@ unsafe fn too_old_status(base: &OrtApiBase) -> *mut OrtStatus {
     std::ptr::null_mut()
 }
 
+/// What a compute call uses of the host's API, copied into each kernel object when the kernel
+/// is created. A compute then reads these function pointers from the kernel object, which it
+/// touches anyway, instead of from this module's statics and the host's `OrtApi` table: inside
+/// a large model, each of those is one more page that the nodes before have evicted
+/// (docs/performance.md, "Cold calls"). Error paths and rarer calls still go through `api`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ComputeApi {
+    pub(super) api: Api,
+    pub(super) get_input: GetInputFn,
+    pub(super) get_output: GetOutputFn,
+    pub(super) tensor_data: TensorDataFn,
+    /// The one-call type and shape read (ONNX Runtime 1.24+).
+    pub(super) api24: Option<Api24>,
+}
+
+type GetInputFn = unsafe extern "system" fn(
+    *const ort_sys::OrtKernelContext,
+    usize,
+    *mut *const OrtValue,
+) -> OrtStatusPtr;
+type GetOutputFn = unsafe extern "system" fn(
+    *mut ort_sys::OrtKernelContext,
+    usize,
+    *const i64,
+    usize,
+    *mut *mut OrtValue,
+) -> OrtStatusPtr;
+type TensorDataFn = unsafe extern "system" fn(*mut OrtValue, *mut *mut c_void) -> OrtStatusPtr;
+
+impl ComputeApi {
+    /// The functions of `api`, the host's table, and its API 24 functions when it has them.
+    pub(crate) fn new(api: Api) -> ComputeApi {
+        let raw = api.raw();
+        ComputeApi {
+            api,
+            get_input: raw.KernelContext_GetInput,
+            get_output: raw.KernelContext_GetOutput,
+            tensor_data: raw.GetTensorMutableData,
+            api24: Api24::get(),
+        }
+    }
+}
+
 /// The API version (ONNX Runtime 1.24) that added `KernelInfo_GetConfigEntries` and
 /// `GetTensorElementTypeAndShapeDataReference`. API 22 (1.22) added `GetKeyValue` and
 /// `ReleaseKeyValuePairs`, so a host with API 24 has all four.

@@ -1,7 +1,7 @@
 //! One compute call as a kernel sees it: its inputs, its outputs, the session's thread pool and
 //! logger, and the node's name.
 
-use super::api::Api;
+use super::api::{Api, ComputeApi};
 use super::logger::Logger;
 use super::pool::OrtPool;
 use super::status::Error;
@@ -15,6 +15,7 @@ use std::marker::PhantomData;
 
 /// A live `OrtKernelContext`, valid for the compute call that received it (`'a`).
 pub struct KernelContext<'a> {
+    calls: &'a ComputeApi,
     api: Api,
     context: *mut OrtKernelContext,
     node_name: &'a str,
@@ -29,13 +30,14 @@ impl<'a> KernelContext<'a> {
     /// `context` must be the live context of the current compute call, which lasts for `'a`, of
     /// a node whose outputs the op table declared as `outputs`.
     pub(super) unsafe fn new(
-        api: Api,
+        calls: &'a ComputeApi,
         context: *mut OrtKernelContext,
         node_name: &'a str,
         outputs: &'a [Io],
     ) -> KernelContext<'a> {
         KernelContext {
-            api,
+            calls,
+            api: calls.api,
             context,
             node_name,
             outputs,
@@ -52,8 +54,7 @@ impl<'a> KernelContext<'a> {
     pub fn input(&self, index: usize) -> Result<Tensor<'a>, Error> {
         let mut value: *const OrtValue = std::ptr::null();
         // SAFETY: the context is live for this call; the value it returns lives as long.
-        let status =
-            unsafe { (self.api.raw().KernelContext_GetInput)(self.context, index, &mut value) };
+        let status = unsafe { (self.calls.get_input)(self.context, index, &mut value) };
         self.api
             .check(status)
             .map_err(|e| Error::host("KernelContext_GetInput", e))?;
@@ -61,7 +62,7 @@ impl<'a> KernelContext<'a> {
             return Err(format!("input {index} is missing").into());
         }
         // SAFETY: a live input value of this call, which ONNX Runtime does not modify during it.
-        unsafe { Tensor::new(self.api, value) }
+        unsafe { Tensor::new(self.calls, value) }
     }
 
     /// Output `index` with shape `dims`, allocated by ONNX Runtime; each output can be taken once
@@ -99,18 +100,11 @@ impl<'a> KernelContext<'a> {
             usize::try_from(d).ok().and_then(|d| n.checked_mul(d))
         });
         let len = len.ok_or_else(|| format!("output shape {dims:?} is not a valid size"))?;
-        let raw = self.api.raw();
         let mut value: *mut OrtValue = std::ptr::null_mut();
         // SAFETY: the context is live; ONNX Runtime allocates the output of the declared type
         // with these dims (copied during the call).
         let status = unsafe {
-            (raw.KernelContext_GetOutput)(
-                self.context,
-                index,
-                dims.as_ptr(),
-                dims.len(),
-                &mut value,
-            )
+            (self.calls.get_output)(self.context, index, dims.as_ptr(), dims.len(), &mut value)
         };
         self.api
             .check(status)
@@ -123,7 +117,7 @@ impl<'a> KernelContext<'a> {
     fn data(&self, value: *mut OrtValue, dims: &[i64]) -> Result<*mut c_void, Error> {
         let mut data: *mut c_void = std::ptr::null_mut();
         // SAFETY: `value` is a live output of this call.
-        let status = unsafe { (self.api.raw().GetTensorMutableData)(value, &mut data) };
+        let status = unsafe { (self.calls.tensor_data)(value, &mut data) };
         self.api
             .check(status)
             .map_err(|e| Error::host("GetTensorMutableData", e))?;

@@ -2,7 +2,7 @@
 //! entries are generic trampolines over the op's type, and the tables are grouped into domains
 //! that are added to the session options `RegisterCustomOps` receives.
 
-use super::api::{Api, Api24, REQUIRED_API_VERSION};
+use super::api::{Api, Api24, ComputeApi, REQUIRED_API_VERSION};
 use super::kernel_context::KernelContext;
 use super::kernel_info::KernelInfo;
 use super::shape_infer::ShapeInferContext;
@@ -219,6 +219,8 @@ unsafe extern "system" fn end_version<O: Operator>(op: *const OrtCustomOp) -> c_
 /// What ONNX Runtime holds for one node: the kernel and the node's name for error messages.
 struct NodeKernel<K> {
     node_name: String,
+    /// The host functions a compute calls, read once here.
+    calls: ComputeApi,
     kernel: K,
 }
 
@@ -247,6 +249,7 @@ unsafe extern "system" fn create_kernel<O: Operator>(
         };
         let created = Box::new(NodeKernel {
             node_name: node.clone(),
+            calls: ComputeApi::new(api),
             kernel: table.op.create_kernel(&info, &setup)?,
         });
         // SAFETY: `kernel` is ONNX Runtime's out-pointer for this call.
@@ -264,9 +267,9 @@ unsafe extern "system" fn compute<O: Operator>(
     let node = unsafe { &*(kernel as *const NodeKernel<O::Kernel>) };
     let where_ = || format!("{} node '{}'", op_name::<O>(), node.node_name);
     guard(where_, || {
-        let api = Api::get().ok_or("nonzero_ort was not registered through RegisterCustomOps")?;
         // SAFETY: `context` is the live context of this compute call, of a node of this op.
-        let context = unsafe { KernelContext::new(api, context, &node.node_name, O::OUTPUTS) };
+        let context =
+            unsafe { KernelContext::new(&node.calls, context, &node.node_name, O::OUTPUTS) };
         node.kernel.compute(&context)
     })
 }

@@ -1,7 +1,7 @@
 //! Tensors: the input values a kernel reads, the type-and-shape info it owns while reading them,
 //! and the element types an output can be written as.
 
-use super::api::{Api, Api24};
+use super::api::{Api, ComputeApi};
 use super::status::Error;
 use nonzero_core::DataType;
 use ort_sys::{OrtTensorTypeAndShapeInfo, OrtValue};
@@ -152,6 +152,7 @@ impl Drop for TypeAndShape {
 
 /// One input of a compute call: its element type and shape, read once, and its data.
 pub struct Tensor<'a> {
+    calls: &'a ComputeApi,
     api: Api,
     value: *const OrtValue,
     element_code: i32,
@@ -166,15 +167,20 @@ unsafe impl Sync for Tensor<'_> {}
 impl<'a> Tensor<'a> {
     /// # Safety
     /// `value` must be a live tensor value that stays unmodified for `'a`.
-    pub(super) unsafe fn new(api: Api, value: *const OrtValue) -> Result<Tensor<'a>, Error> {
+    pub(super) unsafe fn new(
+        calls: &'a ComputeApi,
+        value: *const OrtValue,
+    ) -> Result<Tensor<'a>, Error> {
+        let api = calls.api;
         // ONNX Runtime 1.24+: one call, reading the value's own shape. Older hosts: five calls
         // around a type-and-shape info that the host allocates and we release. A compute on a
         // small input is dominated by such calls (docs/performance.md, "fixed cost").
-        if let Some(api24) = Api24::get() {
+        if let Some(api24) = calls.api24 {
             // SAFETY: forwarded from the caller; the dims are copied before `new` returns.
             let (element_code, dims) = unsafe { api24.tensor_type_and_shape(api, value) }
                 .map_err(|e| Error::host("GetTensorElementTypeAndShapeDataReference", e))?;
             return Ok(Tensor {
+                calls,
                 api,
                 value,
                 element_code,
@@ -185,6 +191,7 @@ impl<'a> Tensor<'a> {
         // SAFETY: forwarded from the caller.
         let info = unsafe { TypeAndShape::of(api, value) }?;
         Ok(Tensor {
+            calls,
             api,
             value,
             element_code: info.element_code()?,
@@ -227,9 +234,7 @@ impl<'a> Tensor<'a> {
         }
         let mut data: *mut c_void = std::ptr::null_mut();
         // SAFETY: `value` is a live tensor; API 17 has no const accessor, we never write through it.
-        let status = unsafe {
-            (self.api.raw().GetTensorMutableData)(self.value as *mut OrtValue, &mut data)
-        };
+        let status = unsafe { (self.calls.tensor_data)(self.value as *mut OrtValue, &mut data) };
         self.api
             .check(status)
             .map_err(|e| Error::host("GetTensorMutableData", e))?;
