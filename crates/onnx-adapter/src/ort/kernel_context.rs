@@ -16,7 +16,6 @@ use std::marker::PhantomData;
 /// A live `OrtKernelContext`, valid for the compute call that received it (`'a`).
 pub struct KernelContext<'a> {
     calls: &'a ComputeApi,
-    api: Api,
     context: *mut OrtKernelContext,
     node_name: &'a str,
     outputs: &'a [Io],
@@ -37,7 +36,6 @@ impl<'a> KernelContext<'a> {
     ) -> KernelContext<'a> {
         KernelContext {
             calls,
-            api: calls.api,
             context,
             node_name,
             outputs,
@@ -55,7 +53,8 @@ impl<'a> KernelContext<'a> {
         let mut value: *const OrtValue = std::ptr::null();
         // SAFETY: the context is live for this call; the value it returns lives as long.
         let status = unsafe { (self.calls.get_input)(self.context, index, &mut value) };
-        self.api
+        self.calls
+            .api
             .check(status)
             .map_err(|e| Error::host("KernelContext_GetInput", e))?;
         if value.is_null() {
@@ -106,7 +105,8 @@ impl<'a> KernelContext<'a> {
         let status = unsafe {
             (self.calls.get_output)(self.context, index, dims.as_ptr(), dims.len(), &mut value)
         };
-        self.api
+        self.calls
+            .api
             .check(status)
             .map_err(|e| Error::host("KernelContext_GetOutput", e))?;
         self.taken.set(self.taken.get() | bit);
@@ -118,7 +118,8 @@ impl<'a> KernelContext<'a> {
         let mut data: *mut c_void = std::ptr::null_mut();
         // SAFETY: `value` is a live output of this call.
         let status = unsafe { (self.calls.tensor_data)(value, &mut data) };
-        self.api
+        self.calls
+            .api
             .check(status)
             .map_err(|e| Error::host("GetTensorMutableData", e))?;
         if data.is_null() {
@@ -153,7 +154,7 @@ impl<'a> KernelContext<'a> {
     pub fn output_strings(&self, index: usize, dims: &[i64]) -> Result<StringOutput<'a>, Error> {
         let (value, len) = self.output_value(index, dims, DataType::String)?;
         Ok(StringOutput {
-            api: self.api,
+            api: self.calls.api,
             value,
             len,
             call: PhantomData,
@@ -174,7 +175,7 @@ impl<'a> KernelContext<'a> {
         }
         let (value, len) = self.take_output(index, dims)?;
         // SAFETY: `value` is the live output just allocated.
-        let actual = unsafe { TypeAndShape::of(self.api, value) }?.element_code()?;
+        let actual = unsafe { TypeAndShape::of(self.calls.api, value) }?.element_code()?;
         if actual != dtype.onnx_code() {
             return Err(format!(
                 "output {index} was allocated with element type {actual}, not {dtype:?}"
@@ -187,19 +188,20 @@ impl<'a> KernelContext<'a> {
     /// The session's intra-op thread pool, as an op-core executor.
     pub fn pool(&self) -> OrtPool<'_> {
         // SAFETY: the context is live for this call, which outlives the returned pool.
-        unsafe { OrtPool::new(self.api, self.context) }
+        unsafe { OrtPool::new(self.calls.api, self.context) }
     }
 
     /// The session's logger, if ONNX Runtime hands one out.
     pub fn logger(&self) -> Option<Logger<'_>> {
         let mut logger = std::ptr::null();
         // SAFETY: the context is live; its logger lives as long as the context.
-        let status = unsafe { (self.api.raw().KernelContext_GetLogger)(self.context, &mut logger) };
-        if self.api.check(status).is_err() || logger.is_null() {
+        let status =
+            unsafe { (self.calls.api.raw().KernelContext_GetLogger)(self.context, &mut logger) };
+        if self.calls.api.check(status).is_err() || logger.is_null() {
             return None;
         }
         // SAFETY: non-null and live as long as the context.
-        Some(unsafe { Logger::new(self.api, logger) })
+        Some(unsafe { Logger::new(self.calls.api, logger) })
     }
 }
 

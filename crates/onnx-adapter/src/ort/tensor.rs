@@ -153,7 +153,6 @@ impl Drop for TypeAndShape {
 /// One input of a compute call: its element type and shape, read once, and its data.
 pub struct Tensor<'a> {
     calls: &'a ComputeApi,
-    api: Api,
     value: *const OrtValue,
     element_code: i32,
     dims: Dims,
@@ -181,7 +180,6 @@ impl<'a> Tensor<'a> {
                 .map_err(|e| Error::host("GetTensorElementTypeAndShapeDataReference", e))?;
             return Ok(Tensor {
                 calls,
-                api,
                 value,
                 element_code,
                 dims: Dims::copied(dims),
@@ -192,7 +190,6 @@ impl<'a> Tensor<'a> {
         let info = unsafe { TypeAndShape::of(api, value) }?;
         Ok(Tensor {
             calls,
-            api,
             value,
             element_code: info.element_code()?,
             dims: info.dims()?,
@@ -235,7 +232,8 @@ impl<'a> Tensor<'a> {
         let mut data: *mut c_void = std::ptr::null_mut();
         // SAFETY: `value` is a live tensor; API 17 has no const accessor, we never write through it.
         let status = unsafe { (self.calls.tensor_data)(self.value as *mut OrtValue, &mut data) };
-        self.api
+        self.calls
+            .api
             .check(status)
             .map_err(|e| Error::host("GetTensorMutableData", e))?;
         if data.is_null() {
@@ -267,11 +265,12 @@ impl<'a> Tensor<'a> {
         if self.element_code != DataType::String.onnx_code() || index >= self.numel() {
             return Err(format!("no string element {index} in this input").into());
         }
-        let raw = self.api.raw();
+        let raw = self.calls.api.raw();
         let mut len = 0usize;
         // SAFETY: `value` is a live string tensor and `index` is below its element count.
         let status = unsafe { (raw.GetStringTensorElementLength)(self.value, index, &mut len) };
-        self.api
+        self.calls
+            .api
             .check(status)
             .map_err(|e| Error::host("GetStringTensorElementLength", e))?;
         let mut buf = vec![0u8; len];
@@ -280,7 +279,8 @@ impl<'a> Tensor<'a> {
             let status = unsafe {
                 (raw.GetStringTensorElement)(self.value, len, index, buf.as_mut_ptr().cast())
             };
-            self.api
+            self.calls
+                .api
                 .check(status)
                 .map_err(|e| Error::host("GetStringTensorElement", e))?;
         }
@@ -294,9 +294,11 @@ impl<'a> Tensor<'a> {
         }
         let mut len = 0usize;
         // SAFETY: `value` is a live string tensor and `index` is below its element count.
-        let status =
-            unsafe { (self.api.raw().GetStringTensorElementLength)(self.value, index, &mut len) };
-        self.api
+        let status = unsafe {
+            (self.calls.api.raw().GetStringTensorElementLength)(self.value, index, &mut len)
+        };
+        self.calls
+            .api
             .check(status)
             .map_err(|e| Error::host("GetStringTensorElementLength", e))?;
         Ok(len != 0)
