@@ -82,8 +82,8 @@ impl Counted {
 
     /// First pass over `tasks` chunks (clamped to one per element, at least one).
     ///
-    /// Inlined, so that a small input's `Counted` is built in the caller's frame: returned
-    /// through two calls it was copied twice (a third of a 1K input's count).
+    /// The split case is out of line ([`Counted::count_split`]), so that what a small input runs
+    /// stays small enough to inline.
     #[inline]
     pub(crate) fn count_chunks<S: ZeroTest + ?Sized>(
         src: &S,

@@ -1,6 +1,7 @@
 //! The hot loops of the kernel: counting and stream compaction of a contiguous run, compiled once
-//! more for wider vector units and picked at run time. The code is the same generic Rust;
-//! `target_feature` only lets the compiler use AVX2 or AVX-512 for it.
+//! more for wider vector units and picked at run time. Counting, and compaction up to AVX2, are
+//! the same generic Rust, which `target_feature` only lets the compiler widen; compaction on
+//! AVX-512 is written with intrinsics (module `avx512`).
 
 use crate::Element;
 
@@ -215,7 +216,7 @@ multiversion!(compact, (run: &[T], first_index: usize, out: &mut [usize]) -> usi
     avx512: avx512::compact(run, first_index, out));
 
 /// The compaction written for AVX-512, where two instructions replace the portable code's
-/// inner loops: a test into a mask register gives a group's bits, and a compress packs the
+/// inner loops: a test into a mask register gives a vector's bits, and a compress packs the
 /// positions of eight elements' set bits into one vector.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
