@@ -2,7 +2,6 @@
 //! `torch.argwhere` and `tf.where` lay it out; written directly by op-core, no transpose pass.
 
 use super::input::{input_error, one_pass_input, Input};
-use crate::fault_injection;
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext};
 use nonzero_core::Counted;
@@ -29,37 +28,27 @@ impl Operator for ArgWhere {
     fn create_kernel(
         &self,
         _: &KernelInfo<'_>,
-        node: &NodeSetup<'_>,
+        _: &NodeSetup<'_>,
     ) -> Result<ArgWhereKernel, Error> {
-        Ok(ArgWhereKernel {
-            inject_panic: fault_injection::armed(node.node_name),
-        })
+        Ok(ArgWhereKernel {})
     }
 }
 
-pub struct ArgWhereKernel {
-    /// The reliability tests' injected panic (`fault-injection` builds only).
-    inject_panic: bool,
-}
+pub struct ArgWhereKernel {}
 
 impl Kernel for ArgWhereKernel {
     fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error> {
         let tensor = context.input(0)?;
-        if !self.inject_panic {
-            if let Some((src, shape)) = one_pass_input(&tensor)? {
-                let one_pass = src.argwhere_one_pass(shape.sizes(), |[nnz, rank]| {
-                    context.output::<i64>(0, &[nnz as i64, rank as i64])
-                })?;
-                if one_pass {
-                    return Ok(());
-                }
+        if let Some((src, shape)) = one_pass_input(&tensor)? {
+            let one_pass = src.argwhere_one_pass(shape.sizes(), |[nnz, rank]| {
+                context.output::<i64>(0, &[nnz as i64, rank as i64])
+            })?;
+            if one_pass {
+                return Ok(());
             }
         }
         let input = Input::new(tensor, "ArgWhere")?;
         let pool = context.pool();
-        if self.inject_panic {
-            fault_injection::fire(&pool);
-        }
         let exec = input.executor(&pool);
         input.with_source(|src| {
             let counted = Counted::count(src, &input.layout, exec).map_err(input_error)?;

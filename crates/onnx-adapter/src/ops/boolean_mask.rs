@@ -3,7 +3,6 @@
 //! strings included. X and Mask are read once and Y written once: no coordinates are built.
 
 use super::input::input_error;
-use crate::fault_injection;
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext, Tensor};
 use nonzero_core::kernel::PARALLEL_THRESHOLD;
@@ -58,11 +57,9 @@ impl Operator for BooleanMask {
     fn create_kernel(
         &self,
         _: &KernelInfo<'_>,
-        node: &NodeSetup<'_>,
+        _: &NodeSetup<'_>,
     ) -> Result<BooleanMaskKernel, Error> {
-        Ok(BooleanMaskKernel {
-            inject_panic: fault_injection::armed(node.node_name),
-        })
+        Ok(BooleanMaskKernel {})
     }
 }
 
@@ -86,10 +83,7 @@ fn sizes(tensor: &Tensor<'_>) -> Result<Vec<usize>, Error> {
         .map_err(|_| input_error(format!("input shape {dims:?} has a negative size")))
 }
 
-pub struct BooleanMaskKernel {
-    /// The reliability tests' injected panic (`fault-injection` builds only).
-    inject_panic: bool,
-}
+pub struct BooleanMaskKernel {}
 
 impl Kernel for BooleanMaskKernel {
     fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error> {
@@ -102,9 +96,6 @@ impl Kernel for BooleanMaskKernel {
         check_mask_type(mask_type).map_err(input_error)?;
         let shape = check_mask_shape(&sizes(&x)?, &sizes(&mask)?).map_err(input_error)?;
         let pool = context.pool();
-        if self.inject_panic {
-            fault_injection::fire(&pool);
-        }
         // Small copies stay on this thread: waking the pool costs more than the work.
         let work = shape.mask_len.saturating_mul(shape.slice_len);
         let exec: &dyn Executor = if work < PARALLEL_THRESHOLD {

@@ -3,7 +3,6 @@
 
 use super::input::{input_error, one_pass_input, Input};
 use crate::device::{self, Device, DEVICE_ENV, DEVICE_KEY, LOG_DEVICE_ENV};
-use crate::fault_injection;
 use crate::gpu::Gpu;
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext};
@@ -12,7 +11,12 @@ use std::borrow::Cow;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub struct NonZero;
+/// NonZero, as registered for one kind of session.
+#[derive(Debug, Clone)]
+pub struct NonZero {
+    /// The session asked for the GPU where kernels cannot read its config (see `ops::Settings`).
+    pub gpu_requested_unreadable: bool,
+}
 
 impl Operator for NonZero {
     type Kernel = NonZeroKernel;
@@ -36,12 +40,11 @@ impl Operator for NonZero {
     ) -> Result<NonZeroKernel, Error> {
         let entry = info.config_entry(DEVICE_KEY)?;
         let env = std::env::var(DEVICE_ENV).ok();
-        let registration = node.registration;
         let choice = device::choose(
             &entry,
-            registration.gpu_requested_unreadable,
+            self.gpu_requested_unreadable,
             env.as_deref(),
-            registration.host_version,
+            node.host_version,
         )?;
         let warn = |message: String| {
             if let Some(logger) = info.logger() {
@@ -65,7 +68,6 @@ impl Operator for NonZero {
             gpu,
             gpu_failure_logged: AtomicBool::new(false),
             log_device: std::env::var(LOG_DEVICE_ENV).is_ok_and(|v| v == "1"),
-            inject_panic: fault_injection::armed(node.node_name),
         })
     }
 }
@@ -82,7 +84,6 @@ pub struct NonZeroKernel {
     gpu_failure_logged: AtomicBool,
     /// NONZERO_ORT_LOG_DEVICE=1: log where each compute ran.
     log_device: bool,
-    inject_panic: bool,
 }
 
 impl Kernel for NonZeroKernel {
@@ -104,7 +105,7 @@ impl NonZeroKernel {
     /// Runs the node; returns where it ran ("cpu", "gpu (adapter)").
     fn run(&self, context: &KernelContext<'_>) -> Result<Cow<'static, str>, Error> {
         let tensor = context.input(0)?;
-        if self.gpu.is_none() && !self.inject_panic {
+        if self.gpu.is_none() {
             if let Some((src, shape)) = one_pass_input(&tensor)? {
                 let one_pass = src.nonzero_one_pass(shape.sizes(), |[rank, nnz]| {
                     context.output::<i64>(0, &[rank as i64, nnz as i64])
@@ -116,9 +117,6 @@ impl NonZeroKernel {
         }
         let input = Input::new(tensor, "NonZero")?;
         let pool = context.pool();
-        if self.inject_panic {
-            fault_injection::fire(&pool);
-        }
         let exec = input.executor(&pool);
         // Strings have no fixed size and never go to the GPU.
         if let (Some(gpu), Some(_)) = (self.gpu, input.dtype.size_of()) {
