@@ -68,13 +68,14 @@ pub struct CoordinatesKernel {
 impl Kernel for CoordinatesKernel {
     fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error> {
         let input = Input::read(context, 0, "NonZeroCoordinates")?;
-        let n = coordinates_columns(input.layout.sizes(), self.columns).map_err(input_error)?;
+        let n = coordinates_columns(input.sizes(), self.columns).map_err(input_error)?;
         let pool = context.pool();
         let exec = input.executor(&pool);
         let count = context.output::<u32>(0, &[1])?;
-        let coordinates = context.output::<u32>(1, &[input.layout.numel() as i64, n as i64])?;
+        let numel = input.tensor.numel();
+        let coordinates = context.output::<u32>(1, &[numel as i64, n as i64])?;
         input.with_source(|src| {
-            coordinates_for_onnx(src, input.layout.sizes(), n, count, coordinates, exec)
+            coordinates_for_onnx(src, input.sizes(), n, count, coordinates, exec)
                 .map_err(input_error)
         })?;
         Ok(())

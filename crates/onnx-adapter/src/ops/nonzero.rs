@@ -1,7 +1,7 @@
 //! NonZero (ONNX opsets 9-12 and 13+): any input type, an int64 `[rank, nnz]` output, on
 //! op-core's two passes over the session's thread pool, or the GPU when the session asked.
 
-use super::input::{input_error, one_pass_input, Input};
+use super::input::{input_error, Input};
 use crate::device::{self, Device, DEVICE_ENV, DEVICE_KEY, LOG_DEVICE_ENV};
 use crate::gpu::Gpu;
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
@@ -104,39 +104,35 @@ impl Kernel for NonZeroKernel {
 impl NonZeroKernel {
     /// Runs the node; returns where it ran ("cpu", "gpu (adapter)").
     fn run(&self, context: &KernelContext<'_>) -> Result<Cow<'static, str>, Error> {
-        let tensor = context.input(0)?;
-        if self.gpu.is_none() {
-            if let Some((src, shape)) = one_pass_input(&tensor)? {
-                let one_pass = src.nonzero_one_pass(shape.sizes(), |[rank, nnz]| {
-                    context.output::<i64>(0, &[rank as i64, nnz as i64])
-                })?;
-                if one_pass {
-                    return Ok(Cow::Borrowed("cpu"));
-                }
+        let input = Input::read(context, 0, "NonZero")?;
+        if let (None, Some(src)) = (self.gpu, &input.numeric) {
+            // Token and score masks: op-core's one pass (it declines every other shape).
+            let one_pass = src.nonzero_one_pass(input.sizes(), |[rank, nnz]| {
+                context.output::<i64>(0, &[rank as i64, nnz as i64])
+            })?;
+            if one_pass {
+                return Ok(Cow::Borrowed("cpu"));
             }
         }
-        let input = Input::new(tensor, "NonZero")?;
-        let pool = context.pool();
-        let exec = input.executor(&pool);
-        // Strings have no fixed size and never go to the GPU.
-        if let (Some(gpu), Some(_)) = (self.gpu, input.dtype.size_of()) {
-            let bytes = input.tensor.bytes(input.dtype)?;
-            match gpu.nonzero(input.dtype, bytes, input.layout.sizes()) {
-                Ok(c) if c.rank == input.layout.rank() && c.data.len() == c.rank * c.nnz => {
+        let layout = input.layout()?;
+        // Strings have no bytes and never go to the GPU.
+        if let (Some(gpu), Some(bytes)) = (self.gpu, input.bytes) {
+            match gpu.nonzero(input.dtype, bytes, layout.sizes()) {
+                Ok(c) if c.rank == layout.rank() && c.data.len() == c.rank * c.nnz => {
                     let out = context.output::<i64>(0, &[c.rank as i64, c.nnz as i64])?;
                     out.copy_from_slice(&c.data);
                     return Ok(Cow::Owned(format!("gpu ({})", gpu.adapter())));
                 }
-                outcome => self.log_gpu_failure(
-                    context,
-                    outcome.map(|c| (c.rank, c.nnz)),
-                    input.layout.rank(),
-                ),
+                outcome => {
+                    self.log_gpu_failure(context, outcome.map(|c| (c.rank, c.nnz)), layout.rank())
+                }
             }
         }
+        let pool = context.pool();
+        let exec = input.executor(&pool);
         input.with_source(|src| {
             // op-core's two passes, the [rank, nnz] output allocated by ONNX Runtime between them.
-            let counted = Counted::count(src, &input.layout, exec).map_err(input_error)?;
+            let counted = Counted::count(src, &layout, exec).map_err(input_error)?;
             let dims = [counted.rank() as i64, counted.nnz() as i64];
             let out = context.output::<i64>(0, &dims)?;
             counted.write_onnx(src, out, exec).map_err(input_error)

@@ -14,9 +14,21 @@ use std::marker::PhantomData;
 type SetElementTypeAsInt =
     unsafe extern "system" fn(*mut OrtTensorTypeAndShapeInfo, i32) -> ort_sys::OrtStatusPtr;
 
-/// A tensor's dimensions as ONNX Runtime reports them; ranks up to 8 are held inline, so a
-/// compute on a small input allocates nothing to read them.
+/// A shape's dimensions as ONNX Runtime reports them (-1 where shape inference does not know
+/// one); ranks up to 8 are held inline.
 pub type Dims = SmallVec<[i64; 8]>;
+
+/// An input's sizes, the one shape type a compute reads; inline up to rank 8, so a compute on a
+/// small input allocates nothing to read them.
+pub type Sizes = SmallVec<[usize; 8]>;
+
+/// `dims` as sizes; a negative one (which no live tensor has) is refused with the shape.
+fn sizes(dims: &[i64]) -> Result<Sizes, Error> {
+    dims.iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<Result<Sizes, _>>()
+        .map_err(|_| Error::invalid_argument(format!("input shape {dims:?} has a negative size")))
+}
 
 /// An owned `OrtTensorTypeAndShapeInfo`, released on drop.
 pub(super) struct TypeAndShape {
@@ -100,7 +112,7 @@ pub struct Tensor<'a> {
     calls: &'a ComputeApi,
     value: *const OrtValue,
     element_code: i32,
-    dims: Dims,
+    sizes: Sizes,
     call: PhantomData<&'a ()>,
 }
 
@@ -126,7 +138,7 @@ impl<'a> Tensor<'a> {
                 calls,
                 value,
                 element_code,
-                dims: Dims::from_slice(dims),
+                sizes: sizes(dims)?,
                 call: PhantomData,
             });
         }
@@ -136,7 +148,7 @@ impl<'a> Tensor<'a> {
             calls,
             value,
             element_code: info.element_code()?,
-            dims: info.dims()?,
+            sizes: sizes(&info.dims()?)?,
             call: PhantomData,
         })
     }
@@ -146,15 +158,14 @@ impl<'a> Tensor<'a> {
         self.element_code
     }
 
-    pub fn dims(&self) -> &[i64] {
-        &self.dims
+    /// The input's shape.
+    pub fn sizes(&self) -> &[usize] {
+        &self.sizes
     }
 
-    fn numel(&self) -> usize {
-        self.dims
-            .iter()
-            .map(|&d| usize::try_from(d).unwrap_or(0))
-            .product()
+    /// The element count (the host allocated the tensor, so it does not overflow).
+    pub fn numel(&self) -> usize {
+        self.sizes.iter().product()
     }
 
     /// The packed little-endian bytes of a fixed-size tensor of type `dtype`.
