@@ -27,6 +27,9 @@ pub(crate) struct Settings {
     /// The session asked for the GPU through its config, but this host cannot show kernels the
     /// config (ONNX Runtime < 1.24): NonZero kernels say so and run on the CPU.
     gpu_requested_unreadable: bool,
+    /// NonZero replaces ONNX Runtime's own (the default), or only the `nonzero` domain is
+    /// registered ([`opset::ONNX_DOMAIN_KEY`] = "0").
+    onnx_domain: bool,
 }
 
 fn settings(session: &Session<'_>) -> Result<Settings, Error> {
@@ -38,21 +41,27 @@ fn settings(session: &Session<'_>) -> Result<Settings, Error> {
         true => None,
         false => session.config_entry(device::DEVICE_KEY)?,
     };
+    let onnx_domain = session.config_entry(opset::ONNX_DOMAIN_KEY)?;
     Ok(Settings {
         gpu_requested_unreadable: device::gpu_requested_unreadable(readable, entry.as_deref())?,
+        onnx_domain: opset::onnx_domain(onnx_domain.as_deref())?,
     })
 }
 
-/// Every op, in its domain and opset range. NonZero's ranges come from [`opset`], which says
-/// why NonZero-13 stays open-ended on every host.
+/// Every op, in its domain and opset range. NonZero's ONNX ranges come from [`opset`], which
+/// says why NonZero-13 stays open-ended on every host, and why a session may ask for the
+/// `nonzero` domain alone.
 fn register(set: &mut OpSet, settings: &Settings) {
     let nonzero = nonzero::NonZero {
         gpu_requested_unreadable: settings.gpu_requested_unreadable,
     };
-    let (start, end) = opset::NONZERO_9;
-    set.add(ONNX, nonzero.clone(), VersionRange::between(start, end));
-    let (start, end) = opset::NONZERO_13;
-    set.add(ONNX, nonzero, VersionRange::between(start, end));
+    if settings.onnx_domain {
+        let (start, end) = opset::NONZERO_9;
+        set.add(ONNX, nonzero.clone(), VersionRange::between(start, end));
+        let (start, end) = opset::NONZERO_13;
+        set.add(ONNX, nonzero.clone(), VersionRange::between(start, end));
+    }
+    set.add(NONZERO, nonzero, VersionRange::between(1, 1));
     set.add(NONZERO, argwhere::ArgWhere, VersionRange::between(1, 1));
     set.add(
         NONZERO,

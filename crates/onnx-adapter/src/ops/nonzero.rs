@@ -1,5 +1,6 @@
-//! NonZero (ONNX opsets 9-12 and 13+): any input type, an int64 `[rank, nnz]` output, on
-//! op-core's two passes over the session's thread pool, or the GPU when the session asked.
+//! NonZero (ONNX opsets 9-12 and 13+, and `nonzero` opset 1): any input type, an int64
+//! `[rank, nnz]` output, on op-core's two passes over the session's thread pool, or the GPU when
+//! the session asked.
 
 use super::input::{input_error, Input};
 use crate::device::{self, Device, DEVICE_ENV, DEVICE_KEY, LOG_DEVICE_ENV};
