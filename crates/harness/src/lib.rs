@@ -17,5 +17,5 @@ pub mod testcase;
 mod values;
 
 pub use nonzero_proto::onnx;
-pub use tensor::{Tensor, TensorData};
+pub use tensor::{Tensor, TensorData, TensorElement};
 pub use testcase::{DataSet, TestCase};

@@ -35,66 +35,103 @@ pub enum TensorData {
     String(Vec<String>),
 }
 
-/// Applies `$body` to the vector inside any numeric variant (bound as `$v`), and `$s` to strings:
-/// the one place that opens a [`TensorData`]. Exported for the ORT runner.
-#[macro_export]
-macro_rules! each_numeric {
-    ($data:expr, $v:ident => $body:expr, $sv:ident => $s:expr) => {
-        match $data {
-            $crate::TensorData::Bool($v) => $body,
-            $crate::TensorData::Uint8($v) => $body,
-            $crate::TensorData::Int8($v) => $body,
-            $crate::TensorData::Uint16($v) => $body,
-            $crate::TensorData::Int16($v) => $body,
-            $crate::TensorData::Uint32($v) => $body,
-            $crate::TensorData::Int32($v) => $body,
-            $crate::TensorData::Uint64($v) => $body,
-            $crate::TensorData::Int64($v) => $body,
-            $crate::TensorData::Float16($v) => $body,
-            $crate::TensorData::Bfloat16($v) => $body,
-            $crate::TensorData::Float32($v) => $body,
-            $crate::TensorData::Float64($v) => $body,
-            $crate::TensorData::Complex64($v) => $body,
-            $crate::TensorData::Complex128($v) => $body,
-            $crate::TensorData::String($sv) => $s,
+/// A type whose values a [`TensorData`] variant holds: the NonZero element types and `String`.
+pub trait TensorElement: Sized {
+    /// The values, when `data` holds this type.
+    fn values(data: &TensorData) -> Option<&[Self]>;
+}
+
+/// For each variant: `TensorData::from(vec)`, its [`TensorElement`] impl, and its arm of
+/// [`TensorData::dtype`] (the variants are named as the [`DataType`]s). The one list of the
+/// variants; everything else reaches their types through `dispatch_element!`.
+macro_rules! variants {
+    ($($variant:ident => $t:ty),* $(,)?) => {
+        $(
+            impl From<Vec<$t>> for TensorData {
+                fn from(v: Vec<$t>) -> TensorData {
+                    TensorData::$variant(v)
+                }
+            }
+
+            impl TensorElement for $t {
+                fn values(data: &TensorData) -> Option<&[Self]> {
+                    match data {
+                        TensorData::$variant(v) => Some(v),
+                        _ => None,
+                    }
+                }
+            }
+        )*
+
+        impl TensorData {
+            /// The element type.
+            pub fn dtype(&self) -> DataType {
+                match self {
+                    $(TensorData::$variant(_) => DataType::$variant,)*
+                }
+            }
         }
     };
 }
 
-/// `TensorData::from(vec)` for a vector of any NonZero element type (or of strings).
-macro_rules! from_vecs {
-    ($($variant:ident => $t:ty),* $(,)?) => {$(
-        impl From<Vec<$t>> for TensorData {
-            fn from(v: Vec<$t>) -> TensorData {
-                TensorData::$variant(v)
-            }
-        }
-    )*};
-}
-
-from_vecs!(
+variants!(
     Bool => bool, Uint8 => u8, Int8 => i8, Uint16 => u16, Int16 => i16, Uint32 => u32,
     Int32 => i32, Uint64 => u64, Int64 => i64, Float16 => f16, Bfloat16 => bf16,
     Float32 => f32, Float64 => f64, Complex64 => Complex32, Complex128 => Complex64,
     String => String,
 );
 
+/// One value for humans ([`TensorData::preview`]): numbers and strings as `{:?}` writes them,
+/// bool as 0 or 1, complex as `1.0-2.0i`.
+trait Show {
+    fn show(&self) -> String;
+}
+
+macro_rules! show_debug {
+    ($($t:ty),*) => {$(
+        impl Show for $t {
+            fn show(&self) -> String {
+                format!("{self:?}")
+            }
+        }
+    )*};
+}
+
+show_debug!(u8, i8, u16, i16, u32, i32, u64, i64, f16, bf16, f32, f64, String);
+
+impl Show for bool {
+    fn show(&self) -> String {
+        u8::from(*self).to_string()
+    }
+}
+
+impl<T: std::fmt::Debug> Show for num_complex::Complex<T> {
+    fn show(&self) -> String {
+        format!("{:?}{:+?}i", self.re, self.im)
+    }
+}
+
 // `raw_data` is little-endian; the typed vectors are viewed as bytes in memory order.
 #[cfg(not(target_endian = "little"))]
 compile_error!("the harness writes raw_data by viewing memory as little-endian bytes");
 
 impl TensorData {
-    /// The element type.
-    pub fn dtype(&self) -> DataType {
-        fn of<T: Element>(_: &[T]) -> DataType {
-            T::DTYPE
-        }
-        each_numeric!(self, v => of(v), _s => DataType::String)
+    /// The values as `T`; `None` unless `T` is the type [`TensorData::dtype`] names.
+    pub fn values<T: TensorElement>(&self) -> Option<&[T]> {
+        T::values(self)
+    }
+
+    /// The values as `T`, which `dispatch_element!` bound for [`TensorData::dtype`].
+    fn typed<T: TensorElement>(&self) -> &[T] {
+        T::values(self).expect("dispatch_element! binds the type of the variant")
     }
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        each_numeric!(self, v => v.len(), s => s.len())
+        dispatch_element!(self.dtype(),
+            T => self.typed::<T>().len(),
+            String => self.typed::<String>().len(),
+        )
     }
 
     /// `true` when there are no elements.
@@ -104,12 +141,18 @@ impl TensorData {
 
     /// ONNX NonZero's zero test for element `i` (`nonzero_core::Element::is_nonzero`).
     pub fn is_nonzero(&self, i: usize) -> bool {
-        each_numeric!(self, v => v[i].is_nonzero(), s => str_is_nonzero(&s[i]))
+        dispatch_element!(self.dtype(),
+            T => self.typed::<T>()[i].is_nonzero(),
+            String => str_is_nonzero(&self.typed::<String>()[i]),
+        )
     }
 
     /// The little-endian packed bytes (`raw_data`); `None` for strings.
     pub fn to_le_bytes(&self) -> Option<Vec<u8>> {
-        each_numeric!(self, v => Some(bytemuck::cast_slice::<_, u8>(v.as_slice()).to_vec()), _s => None)
+        dispatch_element!(self.dtype(),
+            T => Some(bytemuck::cast_slice::<T, u8>(self.typed::<T>()).to_vec()),
+            String => None,
+        )
     }
 
     /// Decodes little-endian packed bytes of `dtype` (not strings).
@@ -139,13 +182,13 @@ impl TensorData {
 
     /// The first `max` values, formatted for humans (`[1, 0, NaN, ...]`).
     pub fn preview(&self, max: usize) -> String {
-        fn list<T>(v: &[T], max: usize, f: impl Fn(&T) -> String) -> String {
+        fn list<T: Show>(v: &[T], max: usize) -> String {
             let mut s = String::from("[");
             for (i, x) in v.iter().take(max).enumerate() {
                 if i > 0 {
                     s.push_str(", ");
                 }
-                s.push_str(&f(x));
+                s.push_str(&x.show());
             }
             if v.len() > max {
                 let _ = write!(s, ", ... ({} more)", v.len() - max);
@@ -153,24 +196,10 @@ impl TensorData {
             s.push(']');
             s
         }
-        match self {
-            TensorData::Bool(v) => list(v, max, |x| (*x as u8).to_string()),
-            TensorData::Uint8(v) => list(v, max, |x| x.to_string()),
-            TensorData::Int8(v) => list(v, max, |x| x.to_string()),
-            TensorData::Uint16(v) => list(v, max, |x| x.to_string()),
-            TensorData::Int16(v) => list(v, max, |x| x.to_string()),
-            TensorData::Uint32(v) => list(v, max, |x| x.to_string()),
-            TensorData::Int32(v) => list(v, max, |x| x.to_string()),
-            TensorData::Uint64(v) => list(v, max, |x| x.to_string()),
-            TensorData::Int64(v) => list(v, max, |x| x.to_string()),
-            TensorData::Float16(v) => list(v, max, |x| format!("{x:?}")),
-            TensorData::Bfloat16(v) => list(v, max, |x| format!("{x:?}")),
-            TensorData::Float32(v) => list(v, max, |x| format!("{x:?}")),
-            TensorData::Float64(v) => list(v, max, |x| format!("{x:?}")),
-            TensorData::Complex64(v) => list(v, max, |x| format!("{:?}{:+?}i", x.re, x.im)),
-            TensorData::Complex128(v) => list(v, max, |x| format!("{:?}{:+?}i", x.re, x.im)),
-            TensorData::String(v) => list(v, max, |x| format!("{x:?}")),
-        }
+        dispatch_element!(self.dtype(),
+            T => list(self.typed::<T>(), max),
+            String => list(self.typed::<String>(), max),
+        )
     }
 }
 

@@ -1,37 +1,12 @@
 //! ArgWhere: `[nnz, rank]` int64 coordinates, one row per non-zero element in row-major order.
 //! This is NonZero transposed (the layout of `torch.argwhere`, `tf.where` and DirectML), written
-//! directly by the second pass: each chunk owns the rows `first..first + count` of the output, so
-//! there is no transpose pass and no buffer beyond the output.
+//! directly by the second pass: each chunk owns the consecutive rows of its own non-zeros (its
+//! piece of [`Counted::split_output`]), so there is no transpose pass and no buffer beyond the
+//! output.
 
 use crate::kernel::{Block, Counted, Executor, Rayon};
 use crate::source::ZeroTest;
-use crate::{Element, Error, Layout};
-#[cfg(feature = "ndarray")]
-use ndarray::Array2;
-
-/// ArgWhere's output: a `[nnz, rank]` int64 matrix; row `j` holds the coordinates of the `j`-th
-/// non-zero element.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArgWhereCoordinates {
-    pub nnz: usize,
-    pub rank: usize,
-    /// Row-major `[nnz, rank]`.
-    pub data: Vec<i64>,
-}
-
-impl ArgWhereCoordinates {
-    /// `[nnz, rank]`; a scalar input gives `[nnz, 0]`.
-    pub fn shape(&self) -> [usize; 2] {
-        [self.nnz, self.rank]
-    }
-
-    /// The coordinates as an ndarray matrix.
-    #[cfg(feature = "ndarray")]
-    pub fn into_array(self) -> Array2<i64> {
-        Array2::from_shape_vec((self.nnz, self.rank), self.data)
-            .expect("nnz * rank elements by construction")
-    }
-}
+use crate::{ArgWhereCoordinates, Element, Error, Layout};
 
 impl Counted {
     /// Second pass for ArgWhere: writes the `[nnz, rank]` layout into `out`, which must hold
@@ -42,13 +17,8 @@ impl Counted {
         out: &mut [i64],
         exec: &dyn Executor,
     ) -> Result<(), Error> {
-        let (rank, nnz) = (self.rank(), self.nnz());
-        if out.len() != rank * nnz {
-            return Err(Error::OutputLengthMismatch {
-                expected: rank * nnz,
-                actual: out.len(),
-            });
-        }
+        self.check_output(out)?;
+        let rank = self.rank();
         if rank == 0 {
             // A scalar has no coordinates to write: the output is [nnz, 0].
             return Ok(());
@@ -58,10 +28,7 @@ impl Counted {
             return self.compact_row(src, row, out);
         }
         // Chunk i owns the contiguous rows of its non-zeros.
-        let mut rest = out;
-        let writers = self.ranges().map(|(_, count)| {
-            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(count * rank);
-            rest = tail;
+        let writers = self.split_output(out, rank).map(|mine| {
             let mut written = 0;
             let mut template = vec![0i64; rank];
             move |block: Block<'_>| {
@@ -141,14 +108,7 @@ pub fn argwhere_with<S: ZeroTest + ?Sized>(
     layout: &Layout,
     exec: &dyn Executor,
 ) -> Result<ArgWhereCoordinates, Error> {
-    let counted = Counted::count(src, layout, exec)?;
-    let mut data = vec![0i64; counted.nnz() * counted.rank()];
-    counted.write_argwhere(src, &mut data, exec)?;
-    Ok(ArgWhereCoordinates {
-        nnz: counted.nnz(),
-        rank: counted.rank(),
-        data,
-    })
+    ArgWhereCoordinates::compute(src, layout, exec, Counted::write_argwhere)
 }
 
 /// ArgWhere of a packed row-major tensor, on rayon's pool.

@@ -3,30 +3,18 @@
 
 use crate::kernel::{one_pass, one_pass_dim, Order};
 use crate::source::ZeroTest;
-use crate::DataType;
-use half::{bf16, f16};
-use num_complex::{Complex32, Complex64};
+use crate::{dispatch_element, DataType, Element};
 use std::fmt;
 
-/// A borrowed buffer of one fixed-size NonZero element type.
+/// A borrowed buffer of one fixed-size NonZero element type, known at run time: a `{dtype, bytes}`
+/// view whose bytes are whole, aligned elements (checked when it is made). A bool is one byte,
+/// 0 is `false` and any other byte `true`, so no byte value is invalid.
 #[derive(Debug, Clone, Copy)]
-pub enum NumericSlice<'a> {
-    /// One byte per element, 0 is `false` and any other byte `true` (so no byte value is invalid).
-    Bool(&'a [u8]),
-    Uint8(&'a [u8]),
-    Int8(&'a [i8]),
-    Uint16(&'a [u16]),
-    Int16(&'a [i16]),
-    Uint32(&'a [u32]),
-    Int32(&'a [i32]),
-    Uint64(&'a [u64]),
-    Int64(&'a [i64]),
-    Float16(&'a [f16]),
-    Bfloat16(&'a [bf16]),
-    Float32(&'a [f32]),
-    Float64(&'a [f64]),
-    Complex64(&'a [Complex32]),
-    Complex128(&'a [Complex64]),
+pub struct NumericSlice<'a> {
+    dtype: DataType,
+    /// `len` whole elements of `dtype`, aligned to its element type.
+    bytes: &'a [u8],
+    len: usize,
 }
 
 /// Why a byte buffer cannot be viewed as elements of a type.
@@ -56,6 +44,7 @@ impl fmt::Display for BytesError {
 
 impl std::error::Error for BytesError {}
 
+/// `bytes` as `T`, whose size and alignment `dtype`'s elements have.
 fn cast<T: bytemuck::Pod>(dtype: DataType, bytes: &[u8]) -> Result<&[T], BytesError> {
     if bytes.is_empty() {
         // An empty buffer's address is arbitrary (often dangling): alignment is meaningless.
@@ -73,71 +62,58 @@ fn cast<T: bytemuck::Pod>(dtype: DataType, bytes: &[u8]) -> Result<&[T], BytesEr
     })
 }
 
+/// The address of an empty view: no element type is aligned to more than 8 bytes.
+const EMPTY: &[u64] = &[];
+
 impl<'a> NumericSlice<'a> {
     /// Views `bytes` (native endianness) as elements of `dtype`.
     pub fn from_bytes(dtype: DataType, bytes: &'a [u8]) -> Result<Self, BytesError> {
-        Ok(match dtype {
-            DataType::Bool => NumericSlice::Bool(bytes),
-            DataType::Uint8 => NumericSlice::Uint8(bytes),
-            DataType::Int8 => NumericSlice::Int8(cast(dtype, bytes)?),
-            DataType::Uint16 => NumericSlice::Uint16(cast(dtype, bytes)?),
-            DataType::Int16 => NumericSlice::Int16(cast(dtype, bytes)?),
-            DataType::Uint32 => NumericSlice::Uint32(cast(dtype, bytes)?),
-            DataType::Int32 => NumericSlice::Int32(cast(dtype, bytes)?),
-            DataType::Uint64 => NumericSlice::Uint64(cast(dtype, bytes)?),
-            DataType::Int64 => NumericSlice::Int64(cast(dtype, bytes)?),
-            DataType::Float16 => NumericSlice::Float16(cast(dtype, bytes)?),
-            DataType::Bfloat16 => NumericSlice::Bfloat16(cast(dtype, bytes)?),
-            DataType::Float32 => NumericSlice::Float32(cast(dtype, bytes)?),
-            DataType::Float64 => NumericSlice::Float64(cast(dtype, bytes)?),
-            DataType::Complex64 => NumericSlice::Complex64(cast(dtype, bytes)?),
-            DataType::Complex128 => NumericSlice::Complex128(cast(dtype, bytes)?),
-            DataType::String => return Err(BytesError::NotFixedSize(dtype)),
-        })
+        let len = dispatch_element!(dtype, bool as u8,
+            T => cast::<T>(dtype, bytes)?.len(),
+            String => return Err(BytesError::NotFixedSize(dtype)),
+        );
+        // An empty buffer may sit at any address: an empty `[u64]`'s is aligned for every type.
+        let bytes = if len == 0 {
+            bytemuck::cast_slice(EMPTY)
+        } else {
+            bytes
+        };
+        Ok(NumericSlice { dtype, bytes, len })
+    }
+
+    /// A typed slice, viewed as its bytes.
+    pub fn new<T: Element>(elements: &'a [T]) -> Self {
+        NumericSlice {
+            dtype: T::DTYPE,
+            bytes: bytemuck::cast_slice(elements),
+            len: elements.len(),
+        }
     }
 
     /// The element type.
     pub fn dtype(&self) -> DataType {
-        match self {
-            NumericSlice::Bool(_) => DataType::Bool,
-            NumericSlice::Uint8(_) => DataType::Uint8,
-            NumericSlice::Int8(_) => DataType::Int8,
-            NumericSlice::Uint16(_) => DataType::Uint16,
-            NumericSlice::Int16(_) => DataType::Int16,
-            NumericSlice::Uint32(_) => DataType::Uint32,
-            NumericSlice::Int32(_) => DataType::Int32,
-            NumericSlice::Uint64(_) => DataType::Uint64,
-            NumericSlice::Int64(_) => DataType::Int64,
-            NumericSlice::Float16(_) => DataType::Float16,
-            NumericSlice::Bfloat16(_) => DataType::Bfloat16,
-            NumericSlice::Float32(_) => DataType::Float32,
-            NumericSlice::Float64(_) => DataType::Float64,
-            NumericSlice::Complex64(_) => DataType::Complex64,
-            NumericSlice::Complex128(_) => DataType::Complex128,
-        }
+        self.dtype
+    }
+
+    /// The bytes viewed as `T`.
+    ///
+    /// # Safety
+    /// `T` is the type [`dispatch_element!`] in its `bool as u8` mode binds for `self.dtype`.
+    #[inline(always)]
+    unsafe fn elements<T: bytemuck::Pod>(&self) -> &'a [T] {
+        debug_assert_eq!(Some(std::mem::size_of::<T>()), self.dtype.size_of());
+        debug_assert!(self.bytes.as_ptr().cast::<T>().is_aligned());
+        // SAFETY: the constructors made `bytes` `len` whole elements of `dtype`, aligned for its
+        // type (an empty view's too), and that type is `T` (the caller's contract); every bit
+        // pattern is a valid `T` (`Pod`).
+        unsafe { std::slice::from_raw_parts(self.bytes.as_ptr().cast::<T>(), self.len) }
     }
 }
 
-/// Calls `$body` with `$s` bound to the typed slice, whatever the variant.
-macro_rules! dispatch {
-    ($value:expr, $s:ident => $body:expr) => {
-        match $value {
-            NumericSlice::Bool($s) | NumericSlice::Uint8($s) => $body,
-            NumericSlice::Int8($s) => $body,
-            NumericSlice::Uint16($s) => $body,
-            NumericSlice::Int16($s) => $body,
-            NumericSlice::Uint32($s) => $body,
-            NumericSlice::Int32($s) => $body,
-            NumericSlice::Uint64($s) => $body,
-            NumericSlice::Int64($s) => $body,
-            NumericSlice::Float16($s) => $body,
-            NumericSlice::Bfloat16($s) => $body,
-            NumericSlice::Float32($s) => $body,
-            NumericSlice::Float64($s) => $body,
-            NumericSlice::Complex64($s) => $body,
-            NumericSlice::Complex128($s) => $body,
-        }
-    };
+impl<'a, T: Element> From<&'a [T]> for NumericSlice<'a> {
+    fn from(elements: &'a [T]) -> Self {
+        NumericSlice::new(elements)
+    }
 }
 
 impl NumericSlice<'_> {
@@ -180,18 +156,26 @@ impl NumericSlice<'_> {
         if self.len() != numel {
             return Ok(false);
         }
-        dispatch!(*self, s => one_pass(s, sizes.len(), dim, order, output))
+        dispatch_element!(self.dtype, bool as u8, T => {
+            // SAFETY: `T` is what this mode of `dispatch_element!` binds for the view's dtype.
+            let s = unsafe { self.elements::<T>() };
+            one_pass(s, sizes.len(), dim, order, output)
+        }, String => unreachable!("a NumericSlice never holds strings"))
     }
 }
 
 /// The type dispatch happens once per run of elements (up to a whole chunk), not per element.
 impl ZeroTest for NumericSlice<'_> {
     fn len(&self) -> usize {
-        dispatch!(*self, s => s.len())
+        self.len
     }
 
     fn count_run(&self, start: usize, len: usize, stride: usize) -> usize {
-        dispatch!(*self, s => s.count_run(start, len, stride))
+        dispatch_element!(self.dtype, bool as u8, T => {
+            // SAFETY: `T` is what this mode of `dispatch_element!` binds for the view's dtype.
+            let s = unsafe { self.elements::<T>() };
+            s.count_run(start, len, stride)
+        }, String => unreachable!("a NumericSlice never holds strings"))
     }
 
     fn compact_run(
@@ -202,7 +186,11 @@ impl ZeroTest for NumericSlice<'_> {
         first_index: usize,
         out: &mut [usize],
     ) -> usize {
-        dispatch!(*self, s => s.compact_run(start, len, stride, first_index, out))
+        dispatch_element!(self.dtype, bool as u8, T => {
+            // SAFETY: `T` is what this mode of `dispatch_element!` binds for the view's dtype.
+            let s = unsafe { self.elements::<T>() };
+            s.compact_run(start, len, stride, first_index, out)
+        }, String => unreachable!("a NumericSlice never holds strings"))
     }
 }
 
@@ -231,11 +219,40 @@ mod tests {
             NumericSlice::from_bytes(DataType::Int32, &bytes[1..5]),
             Err(BytesError::Alignment { .. })
         ));
+        // An empty buffer at an address no f64 may sit at is a view that runs.
         let empty = NumericSlice::from_bytes(DataType::Float64, &bytes[1..1]).unwrap();
         assert_eq!((empty.dtype(), empty.len()), (DataType::Float64, 0));
+        assert_eq!(empty.count_run(0, 0, 1), 0);
+        assert_eq!(empty.compact_run(0, 0, 1, 0, &mut []), 0);
         assert!(matches!(
             NumericSlice::from_bytes(DataType::String, bytes),
             Err(BytesError::NotFixedSize(_))
         ));
+    }
+
+    #[test]
+    fn every_type_is_viewed_as_its_own_elements() {
+        // 16 aligned bytes: in every type, element 0 is zero and the last element is not.
+        let words = [0u64, 0x0100_0000_0000_0000];
+        let bytes: &[u8] = bytemuck::cast_slice(&words);
+        for dtype in DataType::FIXED_SIZE {
+            let view = NumericSlice::from_bytes(dtype, bytes).unwrap();
+            let size = dtype.size_of().unwrap();
+            assert_eq!((view.dtype(), view.len()), (dtype, 16 / size), "{dtype}");
+            assert_eq!(view.count_run(0, view.len(), 1), 1, "{dtype}");
+            let mut out = [0usize; 16];
+            assert_eq!(view.compact_run(0, view.len(), 1, 0, &mut out), 1);
+            assert_eq!(out[0], 16 / size - 1, "{dtype}");
+        }
+        let flags = NumericSlice::new(&[true, false, true][..]);
+        assert_eq!(
+            (flags.dtype(), flags.count_run(0, 3, 1)),
+            (DataType::Bool, 2)
+        );
+        let halves = NumericSlice::from(&[crate::f16::NEG_ZERO, crate::f16::ONE][..]);
+        assert_eq!(
+            (halves.dtype(), halves.count_run(0, 2, 1)),
+            (DataType::Float16, 1)
+        );
     }
 }

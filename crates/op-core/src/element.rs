@@ -32,7 +32,8 @@ pub trait Element: sealed::Sealed + bytemuck::NoUninit + PartialEq + Send + Sync
 
 /// Evaluates `$body` with the type alias `$T` naming the element type of `$dtype` (a
 /// [`DataType`](crate::DataType) value); `String => $string` is the arm for strings, which have
-/// no element type. This is the one bridge from the run-time type to the generic code:
+/// no element type. This is the one bridge from the run-time type to the generic code: every
+/// per-type dispatch in the workspace goes through it.
 ///
 /// ```
 /// use nonzero_core::{dispatch_element, DataType, Element};
@@ -40,12 +41,26 @@ pub trait Element: sealed::Sealed + bytemuck::NoUninit + PartialEq + Send + Sync
 /// let all = DataType::ALL.iter().all(|&t| dispatch_element!(t, T => zero_is_zero::<T>(), String => true));
 /// assert!(all);
 /// ```
+///
+/// With `bool as u8` first, bool's arm binds `u8`: the mode for byte buffers, where a bool is a
+/// byte and any non-zero byte is `true` (`u8`'s zero test), so no byte value is invalid. Every
+/// `$T` of this mode is then `bytemuck::Pod`:
+///
+/// ```
+/// use nonzero_core::{dispatch_element, DataType, Element};
+/// let bytes = [0u8, 2, 1, 0];
+/// let nnz = dispatch_element!(DataType::Bool, bool as u8, T => {
+///     bytemuck::cast_slice::<u8, T>(&bytes).iter().filter(|x| x.is_nonzero()).count()
+/// }, String => 0);
+/// assert_eq!(nnz, 2);
+/// ```
 #[macro_export]
 macro_rules! dispatch_element {
-    ($dtype:expr, $T:ident => $body:expr, String => $string:expr $(,)?) => {
+    // The arms first: `@arms` would be a parse error as the other rules' `$dtype:expr`.
+    (@arms $dtype:expr, $bool:ty, $T:ident => $body:expr, $string:expr) => {
         match $dtype {
             $crate::DataType::Bool => {
-                type $T = bool;
+                type $T = $bool;
                 $body
             }
             $crate::DataType::Uint8 => {
@@ -106,6 +121,12 @@ macro_rules! dispatch_element {
             }
             $crate::DataType::String => $string,
         }
+    };
+    ($dtype:expr, bool as u8, $T:ident => $body:expr, String => $string:expr $(,)?) => {
+        $crate::dispatch_element!(@arms $dtype, u8, $T => $body, $string)
+    };
+    ($dtype:expr, $T:ident => $body:expr, String => $string:expr $(,)?) => {
+        $crate::dispatch_element!(@arms $dtype, bool, $T => $body, $string)
     };
 }
 

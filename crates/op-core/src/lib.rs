@@ -28,6 +28,7 @@
 //! ```
 
 mod argwhere;
+mod coordinates;
 mod data;
 pub mod dml;
 mod dtype;
@@ -42,7 +43,8 @@ mod onnx;
 pub mod reference;
 mod source;
 
-pub use argwhere::{argwhere, argwhere_with, ArgWhereCoordinates};
+pub use argwhere::{argwhere, argwhere_with};
+pub use coordinates::{ArgWhereCoordinates, Coordinates, OnnxCoordinates};
 pub use data::{BytesError, NumericSlice};
 pub use dtype::DataType;
 pub use element::{str_is_nonzero, Element};
@@ -53,7 +55,7 @@ pub use kernel::simd::instruction_set;
 pub use layout::{effective_rank, row_major_strides, Layout};
 #[cfg(feature = "ndarray")]
 pub use onnx::nonzero_array;
-pub use onnx::{nonzero, nonzero_with, OnnxCoordinates};
+pub use onnx::{nonzero, nonzero_with};
 pub use source::{string_source, FnSource, ZeroTest};
 
 /// Re-exported element types, so users need not depend on `half` and `num-complex` themselves.

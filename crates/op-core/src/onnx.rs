@@ -2,33 +2,9 @@
 
 use crate::kernel::{Block, Counted, Executor, Rayon};
 use crate::source::ZeroTest;
-use crate::{Element, Error, Layout};
+use crate::{Element, Error, Layout, OnnxCoordinates};
 #[cfg(feature = "ndarray")]
 use ndarray::{Array2, ArrayView, Dimension};
-
-/// ONNX NonZero's output: a `[rank, nnz]` int64 matrix; row `d` holds the `d`-th coordinate of
-/// every non-zero element.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OnnxCoordinates {
-    pub rank: usize,
-    pub nnz: usize,
-    /// Row-major `[rank, nnz]`.
-    pub data: Vec<i64>,
-}
-
-impl OnnxCoordinates {
-    /// `[rank, nnz]`; a scalar input gives `[0, nnz]`.
-    pub fn shape(&self) -> [usize; 2] {
-        [self.rank, self.nnz]
-    }
-
-    /// The coordinates as an ndarray matrix.
-    #[cfg(feature = "ndarray")]
-    pub fn into_array(self) -> Array2<i64> {
-        Array2::from_shape_vec((self.rank, self.nnz), self.data)
-            .expect("rank * nnz elements by construction")
-    }
-}
 
 impl Counted {
     /// Second pass for ONNX: writes the `[rank, nnz]` layout into `out`, which must hold exactly
@@ -39,13 +15,8 @@ impl Counted {
         out: &mut [i64],
         exec: &dyn Executor,
     ) -> Result<(), Error> {
+        self.check_output(out)?;
         let (rank, nnz) = (self.rank(), self.nnz());
-        if out.len() != rank * nnz {
-            return Err(Error::OutputLengthMismatch {
-                expected: rank * nnz,
-                actual: out.len(),
-            });
-        }
         if let Some(row) = self.one_row() {
             // One run (a 1-D or `[1, .., n, .., 1]` input): every coordinate but the run's
             // dimension is 0, and the run's is compacted straight into its output row.
@@ -71,14 +42,12 @@ impl Counted {
             return Ok(());
         }
         // Cut every coordinate row into one piece per chunk; chunk i owns piece i of each row.
-        let mut pieces: Vec<Vec<&mut [i64]>> =
-            self.ranges().map(|_| Vec::with_capacity(rank)).collect();
+        let mut pieces: Vec<Vec<&mut [i64]>> = (0..self.chunk_count())
+            .map(|_| Vec::with_capacity(rank))
+            .collect();
         for row in out.chunks_exact_mut(nnz.max(1)).take(rank) {
-            let mut rest = row;
-            for ((_, count), chunk_pieces) in self.ranges().zip(pieces.iter_mut()) {
-                let (head, tail) = std::mem::take(&mut rest).split_at_mut(count);
-                chunk_pieces.push(head);
-                rest = tail;
+            for (piece, chunk_pieces) in self.split_output(row, 1).zip(pieces.iter_mut()) {
+                chunk_pieces.push(piece);
             }
         }
         let writers = pieces.into_iter().map(|mut rows| {
@@ -114,14 +83,7 @@ pub fn nonzero_with<S: ZeroTest + ?Sized>(
     layout: &Layout,
     exec: &dyn Executor,
 ) -> Result<OnnxCoordinates, Error> {
-    let counted = Counted::count(src, layout, exec)?;
-    let mut data = vec![0i64; counted.rank() * counted.nnz()];
-    counted.write_onnx(src, &mut data, exec)?;
-    Ok(OnnxCoordinates {
-        rank: counted.rank(),
-        nnz: counted.nnz(),
-        data,
-    })
+    OnnxCoordinates::compute(src, layout, exec, Counted::write_onnx)
 }
 
 /// NonZero of a packed row-major tensor, on rayon's pool.

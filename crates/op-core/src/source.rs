@@ -69,15 +69,9 @@ impl<T: Element> ZeroTest for [T] {
         if stride == 1 {
             simd::compact(&self[start..start + len], first_index, out)
         } else {
-            // Branch-free: every index is stored at the cursor, which only a non-zero advances.
-            let mut k = 0;
-            for j in 0..len {
-                if let Some(slot) = out.get_mut(k) {
-                    *slot = first_index + j;
-                }
-                k += self[start + j * stride].is_nonzero() as usize;
-            }
-            k
+            compact_strided(len, first_index, out, |j| {
+                self[start + j * stride].is_nonzero()
+            })
         }
     }
 }
@@ -122,15 +116,29 @@ impl<F: Fn(usize) -> bool + Sync> ZeroTest for FnSource<F> {
         first_index: usize,
         out: &mut [usize],
     ) -> usize {
-        let mut k = 0;
-        for j in 0..len {
-            if let Some(slot) = out.get_mut(k) {
-                *slot = first_index + j;
-            }
-            k += (self.is_nonzero)(start + j * stride) as usize;
-        }
-        k
+        compact_strided(len, first_index, out, |j| {
+            (self.is_nonzero)(start + j * stride)
+        })
     }
+}
+
+/// [`ZeroTest::compact_run`] of a run whose `j`-th element's zero test is `is_nonzero(j)`.
+/// Branch-free: every index is stored at the cursor, which only a non-zero advances.
+#[inline(always)]
+fn compact_strided(
+    len: usize,
+    first_index: usize,
+    out: &mut [usize],
+    is_nonzero: impl Fn(usize) -> bool,
+) -> usize {
+    let mut k = 0;
+    for j in 0..len {
+        if let Some(slot) = out.get_mut(k) {
+            *slot = first_index + j;
+        }
+        k += is_nonzero(j) as usize;
+    }
+    k
 }
 
 /// Strings: the empty string is zero.

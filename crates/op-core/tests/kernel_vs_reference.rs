@@ -134,7 +134,7 @@ proptest! {
         let (nnz, onnx) = reference::nonzero_strided(&sizes, &strides, |o| data[o].is_nonzero());
         let mut count = [u32::MAX];
         let mut coords = vec![u32::MAX; m * n];
-        let got = nonzero_coordinates(FeatureLevel::V4_0, &desc, NumericSlice::Float32(&data), &mut count, &mut coords, &Rayon);
+        let got = nonzero_coordinates(FeatureLevel::V4_0, &desc, NumericSlice::new(&data), &mut count, &mut coords, &Rayon);
         // A rank-1 input padded to 2 dimensions must keep N within the padded DimensionCount.
         let got = got.unwrap();
         prop_assert_eq!(got as usize, nnz);

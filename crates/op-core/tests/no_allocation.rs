@@ -102,7 +102,7 @@ fn the_sequential_path_does_not_allocate() {
 #[test]
 fn the_one_pass_path_does_not_allocate() {
     let data: Vec<f32> = (0..110).map(|i| (i % 3 == 0) as u8 as f32).collect();
-    let src = nonzero_core::NumericSlice::Float32(&data);
+    let src = nonzero_core::NumericSlice::new(&data);
     let mut out = vec![0i64; 3 * 110];
     let mut done = false;
     let made = allocations(|| {

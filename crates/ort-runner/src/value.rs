@@ -2,23 +2,23 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use nonzero_core::{dispatch_element, DataType};
-use nonzero_harness::{each_numeric, Tensor, TensorData};
+use nonzero_harness::{Tensor, TensorData};
 use ort::session::Session;
 use ort::value::{DynValue, Tensor as OrtTensor, ValueRef};
 
 /// Converts a tensor to an ORT value.
 pub fn to_value(t: &Tensor) -> Result<DynValue> {
     let shape: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
-    macro_rules! prim {
-        ($v:expr) => {
-            OrtTensor::from_array((shape, $v.clone())).map(|x| x.into_dyn())
-        };
-    }
-    let v = each_numeric!(&t.data, v => prim!(v), v => {
+    // `values` is `Some` for the type `dispatch_element!` binds for the tensor's dtype.
+    let v = dispatch_element!(t.dtype(), T => {
+        let values = t.data.values::<T>().unwrap_or_default().to_vec();
+        OrtTensor::from_array((shape, values)).map(|x| x.into_dyn())
+    }, String => {
+        let v = t.data.values::<String>().unwrap_or_default();
         if v.iter().any(|s| s.contains('\0')) {
             bail!("string input holds a NUL character, which ORT's C API (FillStringTensor, C strings) cannot carry");
         }
-        OrtTensor::from_string_array((shape, v.as_slice())).map(|x| x.into_dyn())
+        OrtTensor::from_string_array((shape, v)).map(|x| x.into_dyn())
     });
     v.map_err(|e| anyhow!("creating an ORT tensor: {e}"))
 }

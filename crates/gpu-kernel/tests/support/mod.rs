@@ -1,7 +1,7 @@
 //! What the GPU tests share: the test contexts (three sizes on both scan paths), seeded input
 //! generators with the special bit patterns of every type, and the oracle (nonzero_core).
 
-use nonzero_core::{bf16, f16, Complex32, Complex64, DataType, OnnxCoordinates};
+use nonzero_core::{dispatch_element, DataType, OnnxCoordinates};
 use nonzero_gpu::{DmlCoordinates, GpuConfig, GpuError, GpuNonZero};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -164,11 +164,7 @@ pub fn nonzero_value(t: DataType, rng: &mut StdRng) -> Vec<u8> {
         DataType::Int32 | DataType::Uint32 => &[0x8000_0000, 1, 0x0100_0000],
         _ => &[0x8000_0000_0000_0000, 1, 0x0000_0001_0000_0000],
     };
-    let part = match t {
-        DataType::Complex64 => 4,
-        DataType::Complex128 => 8,
-        _ => s,
-    };
+    let part = t.component_size().unwrap();
     let mut v = vec![0u8; s];
     let fill = |rng: &mut StdRng, dst: &mut [u8]| {
         if rng.random_bool(0.5) {
@@ -227,27 +223,11 @@ pub fn oracle(t: DataType, bytes: &[u8], shape: &[usize]) -> OnnxCoordinates {
         }
         y
     }
-    match t {
-        DataType::Bool => {
-            let v: Vec<bool> = bytes.iter().map(|&b| b != 0).collect();
-            nonzero_core::nonzero(&v, shape).unwrap()
-        }
-        DataType::Uint8 => run::<u8>(bytes, shape),
-        DataType::Int8 => run::<i8>(bytes, shape),
-        DataType::Uint16 => run::<u16>(bytes, shape),
-        DataType::Int16 => run::<i16>(bytes, shape),
-        DataType::Uint32 => run::<u32>(bytes, shape),
-        DataType::Int32 => run::<i32>(bytes, shape),
-        DataType::Uint64 => run::<u64>(bytes, shape),
-        DataType::Int64 => run::<i64>(bytes, shape),
-        DataType::Float16 => run::<f16>(bytes, shape),
-        DataType::Bfloat16 => run::<bf16>(bytes, shape),
-        DataType::Float32 => run::<f32>(bytes, shape),
-        DataType::Float64 => run::<f64>(bytes, shape),
-        DataType::Complex64 => run::<Complex32>(bytes, shape),
-        DataType::Complex128 => run::<Complex64>(bytes, shape),
-        DataType::String => unreachable!(),
-    }
+    // A bool is a byte, any non-zero byte `true`: the kernel's own view of bool buffers.
+    dispatch_element!(t, bool as u8,
+        T => run::<T>(bytes, shape),
+        String => unreachable!("the GPU tests make no strings"),
+    )
 }
 
 /// The DirectML rows expected from the ONNX coordinates: the last `n` dimensions.

@@ -138,7 +138,7 @@ pub fn coordinates_for_onnx<S: ZeroTest + ?Sized>(
     let (rows, rest) = coords_out.split_at_mut(nnz * n);
     write_right_aligned(&counted, src, n, rows, exec);
     // Zero the rows past the count in as many pieces as the kernel has chunks.
-    let pieces = counted.spans().count().max(1);
+    let pieces = counted.chunk_count();
     let piece = rest.len().div_ceil(pieces).max(1);
     run_owned(exec, rest.chunks_mut(piece).collect(), |_, p| p.fill(0));
     count_out[0] = nnz as u32;
@@ -160,10 +160,7 @@ pub(crate) fn write_right_aligned<S: ZeroTest + ?Sized>(
         return;
     }
     let skipped = counted.rank() - columns;
-    let mut rest = rows;
-    let writers = counted.ranges().map(|(_, count)| {
-        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(count * columns);
-        rest = tail;
+    let writers = counted.split_output(rows, columns).map(|mine| {
         let mut written = 0;
         let mut template = vec![0u32; columns];
         move |block: Block<'_>| {

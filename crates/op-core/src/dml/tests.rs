@@ -28,7 +28,7 @@ fn the_directml_doc_example() {
     let nnz = nonzero_coordinates(
         FeatureLevel::V3_0,
         &d,
-        NumericSlice::Float32(&x),
+        NumericSlice::new(&x),
         &mut count,
         &mut coords,
         &Sequential,
@@ -56,7 +56,7 @@ fn columns_are_right_aligned_for_every_valid_n() {
         nonzero_coordinates(
             FeatureLevel::V4_0,
             &d,
-            NumericSlice::Uint8(&x),
+            NumericSlice::new(&x),
             &mut count,
             &mut coords,
             &Sequential,
@@ -81,7 +81,7 @@ fn strided_and_broadcast_inputs() {
     nonzero_coordinates(
         FeatureLevel::V3_0,
         &d,
-        NumericSlice::Int16(&x),
+        NumericSlice::new(&x),
         &mut count,
         &mut coords,
         &Rayon,
@@ -100,7 +100,7 @@ fn strided_and_broadcast_inputs() {
     nonzero_coordinates(
         FeatureLevel::V4_0,
         &d,
-        NumericSlice::Int32(&m),
+        NumericSlice::new(&m),
         &mut count,
         &mut coords,
         &Sequential,
@@ -131,7 +131,7 @@ fn expect_error(
 #[test]
 fn every_rule_has_its_own_error() {
     let x = [1.0f32; 8];
-    let input = NumericSlice::Float32(&x);
+    let input = NumericSlice::new(&x);
     let ok = desc(
         TensorDesc::packed(DmlDataType::Float32, &[1, 1, 2, 4]),
         8,
@@ -275,7 +275,7 @@ fn every_rule_has_its_own_error() {
     ));
 
     assert_eq!(
-        expect_error(FeatureLevel::V4_0, &ok, NumericSlice::Float32(&x[..7]), 24),
+        expect_error(FeatureLevel::V4_0, &ok, NumericSlice::new(&x[..7]), 24),
         DmlError::BufferTooSmall {
             tensor: TensorRole::Input,
             needed: 8,
@@ -291,7 +291,7 @@ fn every_rule_has_its_own_error() {
         }
     );
     assert!(matches!(
-        expect_error(FeatureLevel::V4_0, &ok, NumericSlice::Int32(&[1; 8]), 24),
+        expect_error(FeatureLevel::V4_0, &ok, NumericSlice::new(&[1; 8]), 24),
         DmlError::InputBufferType {
             described: DmlDataType::Float32,
             buffer: "int32"
@@ -304,7 +304,7 @@ fn every_rule_has_its_own_error() {
         2,
     );
     assert_eq!(
-        expect_error(FeatureLevel::V4_0, &huge, NumericSlice::Uint8(&[]), 0),
+        expect_error(FeatureLevel::V4_0, &huge, NumericSlice::new::<u8>(&[]), 0),
         DmlError::TooManyElements {
             input_elements: 1 << 32
         }

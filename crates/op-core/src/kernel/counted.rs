@@ -16,8 +16,6 @@ const TASKS_PER_THREAD: usize = 4;
 struct Chunk {
     start: usize,
     end: usize,
-    /// Position of this chunk's first non-zero in the output.
-    first: usize,
     count: usize,
 }
 
@@ -108,7 +106,6 @@ impl Counted {
                 plan: Plan::Single(Chunk {
                     start: 0,
                     end: numel,
-                    first: 0,
                     count,
                 }),
                 nnz: count,
@@ -131,26 +128,19 @@ impl Counted {
             let n = walk.count(src, bounds(i), bounds(i + 1));
             counts[i].store(n, Ordering::Relaxed);
         });
-        let mut first = 0;
-        let chunks = counts
+        let chunks: Vec<Chunk> = counts
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                let count = c.load(Ordering::Relaxed);
-                let chunk = Chunk {
-                    start: bounds(i),
-                    end: bounds(i + 1),
-                    first,
-                    count,
-                };
-                first += count;
-                chunk
+            .map(|(i, c)| Chunk {
+                start: bounds(i),
+                end: bounds(i + 1),
+                count: c.load(Ordering::Relaxed),
             })
             .collect();
         Counted {
+            nnz: chunks.iter().map(|c| c.count).sum(),
             walk,
             plan: Plan::Split(chunks),
-            nnz: first,
         }
     }
 
@@ -162,6 +152,18 @@ impl Counted {
     /// Rank of the input.
     pub fn rank(&self) -> usize {
         self.walk.rank()
+    }
+
+    /// The opening check of every second pass: `out` holds exactly `rank * nnz` elements.
+    pub(crate) fn check_output<T>(&self, out: &[T]) -> Result<(), Error> {
+        let expected = self.rank() * self.nnz;
+        if out.len() != expected {
+            return Err(Error::OutputLengthMismatch {
+                expected,
+                actual: out.len(),
+            });
+        }
+        Ok(())
     }
 
     /// True when the whole input is one chunk on the calling thread.
@@ -202,8 +204,8 @@ impl Counted {
     }
 
     /// Second pass: every chunk visits its non-zeros and hands them to its own writer.
-    /// `writers` yields one writer per chunk, in order (the writer of the output range of
-    /// [`Counted::ranges`]' item); the ranges are disjoint, so the writers can own disjoint
+    /// `writers` yields one writer per chunk, in order (the writer of the chunk's piece of
+    /// [`Counted::split_output`]); the pieces are disjoint, so the writers can own disjoint
     /// `&mut` slices. A single chunk takes its writer without collecting anything.
     pub(crate) fn write<S, W>(
         &self,
@@ -239,19 +241,29 @@ impl Counted {
         exec.run(chunks.len(), &write_chunk);
     }
 
-    /// Input ranges `start..end` (flat element indices) and output ranges `(first, count)` of the
-    /// chunks, in order.
-    pub(crate) fn spans(
-        &self,
-    ) -> impl Iterator<Item = (std::ops::Range<usize>, usize, usize)> + '_ {
-        self.plan
-            .chunks()
-            .iter()
-            .map(|c| (c.start..c.end, c.first, c.count))
+    /// Number of chunks (of writers [`Counted::write`] takes).
+    pub(crate) fn chunk_count(&self) -> usize {
+        self.plan.chunks().len()
     }
 
-    /// Output ranges `(first, count)` of the chunks, in order.
-    pub(crate) fn ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        self.plan.chunks().iter().map(|c| (c.first, c.count))
+    /// Input ranges `start..end` (flat element indices) of the chunks, in order.
+    pub(crate) fn spans(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        self.plan.chunks().iter().map(|c| c.start..c.end)
+    }
+
+    /// Cuts `out` into one piece per chunk, in order: each chunk's piece holds `width` slots per
+    /// non-zero of the chunk, so that its writer owns them. `out` holds at least
+    /// `width * nnz` slots (the rest is left out).
+    pub(crate) fn split_output<'o, T>(
+        &self,
+        out: &'o mut [T],
+        width: usize,
+    ) -> impl Iterator<Item = &'o mut [T]> + use<'_, 'o, T> {
+        let mut rest = out;
+        self.plan.chunks().iter().map(move |chunk| {
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(chunk.count * width);
+            rest = tail;
+            mine
+        })
     }
 }

@@ -3,10 +3,13 @@
 //! chunk; nothing grows with the input.
 
 // Their public items are re-exported at the crate root, their one public path.
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 pub(crate) mod counted;
 pub(crate) mod executor;
 mod one_pass;
 mod owned;
+mod portable;
 pub(crate) mod simd;
 mod walk;
 

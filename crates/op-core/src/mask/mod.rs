@@ -151,15 +151,10 @@ impl<'m> MaskPlan<'m> {
         if expected == 0 {
             return Ok(());
         }
-        let mut rest = out;
         let pieces: Vec<_> = self
             .counted
             .spans()
-            .map(|(slices, _, count)| {
-                let (mine, tail) = std::mem::take(&mut rest).split_at_mut(count * slice_bytes);
-                rest = tail;
-                (slices, mine)
-            })
+            .zip(self.counted.split_output(out, slice_bytes))
             .collect();
         run_owned(exec, pieces, |_, (slices, mine)| {
             let x = &x[slices.start * slice_bytes..slices.end * slice_bytes];

@@ -18,7 +18,7 @@ fn input_sizes_whose_product_overflows_u64_are_refused() {
         output_coordinates: TensorDesc::packed(DmlDataType::Uint32, &[1, 1, 7, 4]),
     };
     let data = [1.0f32; 8];
-    let input = NumericSlice::Float32(&data);
+    let input = NumericSlice::new(&data);
     let mut count = [7u32; 1];
     let mut coords = [7u32; 28];
     let level = FeatureLevel::V4_0;
@@ -38,6 +38,13 @@ fn a_zero_size_with_huge_sizes_is_not_too_many_elements() {
         output_count: TensorDesc::packed(DmlDataType::Uint32, &[1, 1, 1, 1]),
         output_coordinates: TensorDesc::packed(DmlDataType::Uint32, &[1, 1, 0, 4]),
     };
-    let v = validate(FeatureLevel::V4_0, &desc, NumericSlice::Uint8(&[]), 1, 0).unwrap();
+    let v = validate(
+        FeatureLevel::V4_0,
+        &desc,
+        NumericSlice::new::<u8>(&[]),
+        1,
+        0,
+    )
+    .unwrap();
     assert_eq!((v.rows, v.columns, v.layout.numel()), (0, 4, 0));
 }

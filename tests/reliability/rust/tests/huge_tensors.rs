@@ -15,7 +15,9 @@ use nonzero_core::dml::{
     FeatureLevel, NonZeroCoordinatesDesc, TensorDesc,
 };
 use nonzero_core::mask::{boolean_mask, check_mask_shape, MaskPlan};
-use nonzero_core::{argwhere_with, nonzero_with, Layout, NumericSlice, Rayon, Sequential};
+use nonzero_core::{
+    argwhere_with, nonzero_with, DataType, Layout, NumericSlice, Rayon, Sequential,
+};
 use nonzero_reliability::touched_zeroed;
 use std::time::Instant;
 
@@ -72,7 +74,7 @@ fn one_dimension_past_two_to_the_32() {
     let alloc = t.elapsed();
     let t = Instant::now();
     let y = nonzero_with(
-        &NumericSlice::Bool(&v),
+        &NumericSlice::from_bytes(DataType::Bool, &v).unwrap(),
         &Layout::packed(&[n]).unwrap(),
         &Rayon,
     )
@@ -97,7 +99,12 @@ fn two_dimensions_past_two_to_the_32_and_directml_refuses() {
     let alloc = t.elapsed();
     let layout = Layout::packed(&[rows, cols]).unwrap();
     let t = Instant::now();
-    let y = nonzero_with(&NumericSlice::Bool(&v), &layout, &Rayon).unwrap();
+    let y = nonzero_with(
+        &NumericSlice::from_bytes(DataType::Bool, &v).unwrap(),
+        &layout,
+        &Rayon,
+    )
+    .unwrap();
     eprintln!(
         "[{rows}, {cols}] bool: alloc {alloc:?}, NonZero {:?}",
         t.elapsed()
@@ -112,7 +119,12 @@ fn two_dimensions_past_two_to_the_32_and_directml_refuses() {
 
     // The same count on one thread (a different chunking) agrees.
     let t = Instant::now();
-    let seq = nonzero_with(&NumericSlice::Bool(&v), &layout, &Sequential).unwrap();
+    let seq = nonzero_with(
+        &NumericSlice::from_bytes(DataType::Bool, &v).unwrap(),
+        &layout,
+        &Sequential,
+    )
+    .unwrap();
     eprintln!("  sequential: {:?}", t.elapsed());
     assert_eq!(seq, y);
 
@@ -127,7 +139,7 @@ fn two_dimensions_past_two_to_the_32_and_directml_refuses() {
     let err = nonzero_coordinates(
         FeatureLevel::V4_0,
         &desc,
-        NumericSlice::Uint8(&v),
+        NumericSlice::new(&v),
         &mut count,
         &mut coords,
         &Rayon,
