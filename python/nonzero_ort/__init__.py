@@ -14,10 +14,16 @@ import os as _os
 import sys as _sys
 
 __version__ = "0.1.0"
-__all__ = ["DEVICES", "DEVICE_CONFIG_KEY", "get_library_path", "optimize", "register", "__version__"]
+__all__ = [
+    "DEVICES", "DEVICE_CONFIG_KEY", "ONNX_DOMAIN_CONFIG_KEY", "get_library_path", "optimize", "register",
+    "__version__",
+]
 
 #: The session config entry the library reads to choose where NonZero runs.
 DEVICE_CONFIG_KEY = "custom_op.NonZero.device"
+#: The session config entry the library reads when it is registered: "0" registers its
+#: ``nonzero`` domain only, leaving ONNX Runtime's NonZero and released-opset check untouched.
+ONNX_DOMAIN_CONFIG_KEY = "nonzero.onnx_domain"
 #: The values ``register`` accepts for ``device``.
 DEVICES = ("cpu", "gpu")
 
@@ -43,13 +49,19 @@ def get_library_path() -> str:
     return _os.path.join(here, found[0])
 
 
-def register(session_options, device="cpu"):
+def register(session_options, device="cpu", onnx_domain=True):
     """Registers the NonZero library on ``session_options`` (an ``onnxruntime.SessionOptions``)
     and sets the session config entry ``custom_op.NonZero.device`` to ``device`` ("cpu" or "gpu").
 
+    ``onnx_domain=False`` registers the library's ``nonzero`` domain only (session config entry
+    ``nonzero.onnx_domain`` = "0"): ONNX-domain NonZero nodes then run on ONNX Runtime's own
+    kernel, and ONNX Runtime keeps refusing models stamped with an unreleased opset, exactly as
+    without the library. Models rewritten by ``optimize(..., nonzero_domain=True)`` still run on
+    the library's kernels. See docs/deployment.md.
+
     Returns ``session_options``. Raises TypeError when ``session_options`` is not an
-    ``onnxruntime.SessionOptions`` and ValueError for an unknown device; in both cases nothing is
-    changed on the options.
+    ``onnxruntime.SessionOptions`` or ``onnx_domain`` is not a bool, and ValueError for an
+    unknown device; in each case nothing is changed on the options.
     """
     if not _is_session_options(session_options):
         raise TypeError(
@@ -62,6 +74,11 @@ def register(session_options, device="cpu"):
             f"nonzero_ort.register: unknown device {device!r}; valid devices: "
             + ", ".join(repr(d) for d in DEVICES)
         )
+    if not isinstance(onnx_domain, bool):
+        raise TypeError(f"nonzero_ort.register: onnx_domain must be True or False, got {onnx_domain!r}")
+    if not onnx_domain:
+        # Read by the library while it registers, so it must be set before.
+        session_options.add_session_config_entry(ONNX_DOMAIN_CONFIG_KEY, "0")
     # The entry goes in first: ONNX Runtime hosts older than 1.24 only let the library see it
     # while registering (later ones show it to every kernel either way).
     session_options.add_session_config_entry(DEVICE_CONFIG_KEY, value)

@@ -1,11 +1,13 @@
 """Runs inside one matrix venv (tests/matrix/matrix.py): every case directory given on the command
 line (ONNX's test-case layout) through that venv's onnxruntime with the custom-op library LIB
-registered, compared exactly with the stored outputs; then the released-opset probe.
+registered, compared exactly with the stored outputs; then the released-opset probe, and the
+library's nonzero-domain-only registration (session config entry nonzero.onnx_domain = 0), which
+must leave the released-opset check and ONNX's backend node suite exactly as without the library.
 
     python -I run_cases.py TESTS_PYTHON_DIR LIB CASE...
 
 Prints one JSON document: {"ort", "numpy", "passed": [...], "bf16_via_cast": [...],
-"failed": {case: message}, "opsets": {...}}. Releases that cannot feed bfloat16 from Python
+"failed": {case: message}, "opsets": {...}, "domain_only": {...}}. Releases that cannot feed bfloat16 from Python
 (before 1.18) get it from a Cast node, as in the end-to-end suite (tests/python/conftest.py)."""
 
 import json
@@ -17,6 +19,7 @@ import numpy as np
 import onnxruntime as ort
 
 sys.path.insert(0, sys.argv[1])
+from backend_compare import compare, onnx_opset  # noqa: E402
 from conftest import CAN_FEED_BF16, bf16_via_cast  # noqa: E402
 from onnx_cases import assert_exact, load_case, run  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
@@ -24,9 +27,11 @@ from onnx import TensorProto, helper  # noqa: E402
 LIB = sys.argv[2]
 
 
-def session(model, with_library=True):
+def session(model, with_library=True, onnx_domain=True):
     so = ort.SessionOptions()
     so.log_severity_level = 3
+    if with_library and not onnx_domain:
+        so.add_session_config_entry("nonzero.onnx_domain", "0")
     if with_library:
         so.register_custom_ops_library(LIB)
     return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
@@ -54,10 +59,11 @@ def abs_model(opset: int) -> bytes:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8).SerializeToString()
 
 
-def loads(opset: int, with_library: bool) -> str:
+def loads(opset: int, with_library: bool, onnx_domain=True) -> str:
     """'ok', 'released-only' (the host's unreleased-opset guard) or 'no-op' (no schema)."""
     try:
-        (y,) = session(abs_model(opset), with_library).run(None, {"x": np.array([-1, 2], np.float32)})
+        sess = session(abs_model(opset), with_library, onnx_domain)
+        (y,) = sess.run(None, {"x": np.array([-1, 2], np.float32)})
         assert y.tolist() == [1, 2], y
         return "ok"
     except Exception as e:  # the host's error text decides which of its checks refused the model
@@ -87,7 +93,25 @@ def opset_probe():
     }
 
 
+def domain_only_probe(released: int):
+    """The nonzero-domain-only registration: Abs at released - 1 to released + 2 loads as without
+    the library, and every backend node case at an opset the host releases gives the same
+    outputs or the same error."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    opsets = {
+        str(o): {"without": loads(o, False), "domain_only": loads(o, True, onnx_domain=False)}
+        for o in range(released - 1, released + 3)
+    }
+    cases = [c for c in collect_testcases(None) if onnx_opset(c.model) <= released][::BACKEND_EVERY]
+    differ, ran_ok = compare(cases, lambda model, lib: session(model, lib, onnx_domain=False))
+    return {"opsets": opsets, "backend_compared": len(cases), "backend_ran": ran_ok, "backend_differ": differ}
+
+
 via_cast = []
+# Every N-th backend case per release (two sessions each, ~25 ms a case on this machine; the whole
+# suite runs in both registrations on 1.17 and 1.31 in tests/python/test_host_unchanged.py).
+BACKEND_EVERY = int(os.environ.get("NONZERO_MATRIX_BACKEND_EVERY", "5"))
 
 
 def main(cases):
@@ -98,9 +122,10 @@ def main(cases):
             passed.append(case.name)
         except Exception as e:
             failed[case.name] = f"{type(e).__name__}: {e}"
+    opsets = opset_probe()
     print(json.dumps({
         "ort": ort.__version__, "numpy": np.__version__, "passed": passed, "bf16_via_cast": via_cast,
-        "failed": failed, "opsets": opset_probe(),
+        "failed": failed, "opsets": opsets, "domain_only": domain_only_probe(opsets["released"]),
     }))
 
 

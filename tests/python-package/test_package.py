@@ -251,3 +251,46 @@ print(json.dumps(out))
     assert got[0] == ["ValueError", "nonzero_ort.optimize: not an ONNX model: the ModelProto has no ir_version (a truncated file, or not a model)"]
     assert got[1][0] == "ValueError" and got[1][1].startswith("nonzero_ort.optimize: not an ONNX model: the bytes do not decode")
     assert got[2] == ["TypeError", "nonzero_ort.optimize: expected bytes or a path, got builtins.int"]
+
+
+def test_register_with_the_nonzero_domain_only(venv):
+    venv.code(
+        """
+import numpy as np, onnxruntime as ort, nonzero_ort
+from onnx import TensorProto, helper
+
+def model(domain):
+    node = helper.make_node("NonZero", ["x"], ["y"], domain=domain)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+    imports = [helper.make_opsetid("", 17), helper.make_opsetid("nonzero", 1)]
+    return helper.make_model(graph, opset_imports=imports, ir_version=8).SerializeToString()
+
+def nonzero_of_a_scalar(domain, **kwargs):
+    so = nonzero_ort.register(ort.SessionOptions(), **kwargs)
+    sess = ort.InferenceSession(model(domain), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, {"x": np.array(2.5, np.float32)})[0].shape
+
+so = nonzero_ort.register(ort.SessionOptions(), onnx_domain=False)
+assert so.get_session_config_entry(nonzero_ort.ONNX_DOMAIN_CONFIG_KEY) == "0"
+# The library's NonZero gives [0, nnz] for a scalar; ONNX Runtime's own gives [1, nnz].
+assert nonzero_of_a_scalar("") == (0, 1)
+assert nonzero_of_a_scalar("", onnx_domain=False) == (1, 1)
+assert nonzero_of_a_scalar("nonzero", onnx_domain=False) == (0, 1)
+for bad in (0, "0", None):
+    so = ort.SessionOptions()
+    try:
+        nonzero_ort.register(so, onnx_domain=bad)
+    except TypeError as e:
+        assert "onnx_domain must be True or False" in str(e), e
+    else:
+        raise SystemExit(f"no TypeError for {bad!r}")
+    try:
+        so.get_session_config_entry(nonzero_ort.ONNX_DOMAIN_CONFIG_KEY)
+    except RuntimeError:
+        pass
+    else:
+        raise SystemExit("a rejected register() still set the entry")
+print("ok")
+"""
+    )

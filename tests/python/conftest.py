@@ -25,12 +25,15 @@ def pytest_report_header(config):
     return f"onnxruntime {ort.__version__}, library {LIB}"
 
 
-def session(model, library=True, threads=None):
-    """An InferenceSession on the CPU provider, with or without our library."""
+def session(model, library=True, threads=None, onnx_domain=True):
+    """An InferenceSession on the CPU provider, with or without our library; onnx_domain=False
+    registers the library's `nonzero` domain only (session config entry nonzero.onnx_domain = 0)."""
     so = ort.SessionOptions()
     so.log_severity_level = 3
     if threads is not None:
         so.intra_op_num_threads = threads
+    if library and not onnx_domain:
+        so.add_session_config_entry("nonzero.onnx_domain", "0")
     if library:
         if not LIB.exists():
             raise RuntimeError(f"{LIB} is missing: run scripts/setup first")

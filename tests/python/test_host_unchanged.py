@@ -2,7 +2,8 @@
 
 1. ONNX's backend node suite (regenerated with onnx.backend.test.case.node.collect_testcases, so
    every op ONNX tests, not only NonZero) runs through this ONNX Runtime with and without the
-   library: every case must give byte-identical outputs, or fail with the identical error.
+   library, in both of its registrations: every case must give byte-identical outputs, or fail
+   with the identical error.
 2. The released-opset check, with a single Abs node. Without the library ONNX Runtime refuses a
    model stamped above its newest released opset. With ANY custom-op library that registers an op
    in the ONNX domain it does not: ONNX Runtime registers every custom-op domain's schemas for
@@ -11,6 +12,8 @@
    The op's own version range plays no part (checked with NonZero-13 ending at 26: same result).
    The test asserts that host behaviour exactly, so that a release which changes it fails here
    and the docs (deployment.md, "The released-opset check") get updated.
+   With the session config entry nonzero.onnx_domain = 0 (the library registers its own domain
+   only) the check is exactly as without the library.
 3. NonZero itself runs on the library at every opset the host accepts (13 to its newest), with a
    type the built-in kernel does not implement (double), so a version range that left an opset
    to the built-in kernel would fail.
@@ -27,15 +30,17 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
+from backend_compare import compare, onnx_opset
 from conftest import backend_node_cases, session
 
 EVERY = int(os.environ.get("NONZERO_BACKEND_EVERY", "1"))
 
 
-def outcome(model, with_library):
+def outcome(model, with_library, onnx_domain=True):
     """'ok', 'released-only' or 'no-op' for a single Abs model."""
     try:
-        (y,) = session(model, library=with_library).run(None, {"x": np.array([-1, 2], np.float32)})
+        sess = session(model, library=with_library, onnx_domain=onnx_domain)
+        (y,) = sess.run(None, {"x": np.array([-1, 2], np.float32)})
         assert y.tolist() == [1, 2], y
         return "ok"
     except Exception as e:
@@ -83,6 +88,15 @@ def test_released_opset_check_as_onnx_runtime_has_it():
         assert with_library == ("ok" if opset <= NEWEST else "no-op"), (opset, with_library)
 
 
+def test_the_nonzero_domain_alone_keeps_the_released_opset_check():
+    """nonzero.onnx_domain = 0: nothing in the ONNX domain, so the host's check stays on."""
+    for opset in range(RELEASED - 1, RELEASED + 3):
+        without = outcome(abs_model(opset), False)
+        domain_only = outcome(abs_model(opset), True, onnx_domain=False)
+        assert without == domain_only == ("ok" if opset <= RELEASED else "released-only"), (
+            opset, without, domain_only)
+
+
 def test_nonzero_runs_on_the_library_at_every_opset_the_host_accepts():
     x = np.array([[0.0, 1.5], [-0.0, np.nan]], dtype=np.float64)
     for opset in [9, 11, 12] + list(range(13, NEWEST + 1)):
@@ -101,49 +115,14 @@ def test_nonzero_runs_on_the_library_at_every_opset_the_host_accepts():
         assert y.dtype == np.int64 and y.tolist() == [[0, 1], [1, 1]], (opset, y)
 
 
-def canonical(value):
-    """Outputs compared byte for byte (NaN payloads included)."""
-    if value is None:
-        return None
-    if isinstance(value, list):
-        return [canonical(v) for v in value]
-    if isinstance(value, dict):
-        return {k: canonical(v) for k, v in value.items()}
-    a = np.asarray(value)
-    if a.dtype == object:
-        return (a.dtype.str, a.shape, a.tolist())
-    return (a.dtype.str, a.shape, a.tobytes())
-
-
-def run_backend_case(case, with_library):
-    try:
-        sess = session(case.model.SerializeToString(), library=with_library)
-        names = [i.name for i in case.model.graph.input]
-        results = []
-        for inputs, _ in case.data_sets:
-            feeds = {n: v for n, v in zip(names, inputs) if v is not None}
-            results.append(canonical(sess.run(None, feeds)))
-        return ("ok", results)
-    except Exception as e:
-        return ("error", f"{type(e).__name__}: {e}")
-
-
-def onnx_opset(model):
-    return max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
-
-
-def test_backend_node_suite_is_unchanged_by_the_library():
+@pytest.mark.parametrize("onnx_domain", [True, False], ids=["onnx-domain", "nonzero-domain-only"])
+def test_backend_node_suite_is_unchanged_by_the_library(onnx_domain):
     cases = backend_node_cases()
     assert len(cases) > 1000, len(cases)
     runnable = [c for c in cases if onnx_opset(c.model) <= RELEASED][::EVERY]
     assert len(runnable) > 200, len(runnable)
-    differ, ran_ok = [], 0
-    for case in runnable:
-        without = run_backend_case(case, False)
-        with_library = run_backend_case(case, True)
-        if without != with_library:
-            differ.append(f"{case.name}: without {str(without)[:200]} / with {str(with_library)[:200]}")
-        ran_ok += without[0] == "ok"
+    differ, ran_ok = compare(
+        runnable, lambda model, with_library: session(model, library=with_library, onnx_domain=onnx_domain))
     assert not differ, f"{len(differ)} of {len(runnable)} backend cases differ:\n" + "\n".join(differ[:20])
     # Most cases run on this host; a suite that errors everywhere would compare equal too.
     assert ran_ok > len(runnable) // 2, (ran_ok, len(runnable))

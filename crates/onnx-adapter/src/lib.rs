@@ -11,7 +11,6 @@
 //! decides CPU or GPU; [`gpu`] holds the process-wide GPU context.
 
 mod device;
-mod fault_injection;
 mod gpu;
 mod ops;
 mod opset;
@@ -19,8 +18,8 @@ mod ort;
 
 use ort_sys::{OrtApiBase, OrtSessionOptions, OrtStatus};
 
-/// The entry point ONNX Runtime looks up after loading the library: registers every op of
-/// [`ops::register`] on `options`.
+/// The entry point ONNX Runtime looks up after loading the library: registers the ops of
+/// [`ops::LIBRARY`] on `options`.
 ///
 /// # Safety
 /// Called by ONNX Runtime with live session options and its API base.
@@ -30,5 +29,5 @@ pub unsafe extern "C" fn RegisterCustomOps(
     api_base: *const OrtApiBase,
 ) -> *mut OrtStatus {
     // SAFETY: forwarded from ONNX Runtime (the caller).
-    unsafe { ort::register_custom_ops(options, api_base, ops::register) }
+    unsafe { ort::register_custom_ops(options, api_base, &ops::LIBRARY) }
 }

@@ -16,8 +16,32 @@
 //! NonZero-13 must cover at least every opset any supported host knows: [`HOSTS`], measured by
 //! the `matrix` stage of scripts/test (docs/compatibility.md). No ONNX release has a NonZero
 //! newer than 13 up to those opsets; should one appear, the range must end before it.
+//!
+//! A session that must keep that check can have it: with the session config entry
+//! [`ONNX_DOMAIN_KEY`] = "0", set before the library is registered, the library registers its
+//! `nonzero` domain only (NonZero there included) and nothing in the ONNX domain. ONNX
+//! Runtime's own NonZero then runs ONNX-domain nodes, and `nonzero optimize` can move a model's
+//! NonZero nodes to `nonzero.NonZero` so that they still run on this library.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, CStr};
+
+/// The session config entry that chooses between the two registrations: "1" (the default)
+/// registers NonZero in the ONNX domain too, "0" the `nonzero` domain only.
+pub const ONNX_DOMAIN_KEY: &CStr = c"nonzero.onnx_domain";
+
+/// Whether to register in the ONNX domain, from [`ONNX_DOMAIN_KEY`]'s value (`None`: not set).
+pub fn onnx_domain(entry: Option<&str>) -> Result<bool, String> {
+    match entry.map(str::trim) {
+        None | Some("1") => Ok(true),
+        Some("0") => Ok(false),
+        Some(other) => Err(format!(
+            "session config entry {} = \"{other}\" is not valid: use \"1\" (the default: NonZero \
+             replaces ONNX Runtime's own) or \"0\" (register the nonzero domain only, leaving the \
+             ONNX domain and ONNX Runtime's released-opset check as they are)",
+            ONNX_DOMAIN_KEY.to_string_lossy()
+        )),
+    }
+}
 
 /// NonZero-9: opsets 9 to 12 (`start`, `end`, both included).
 pub const NONZERO_9: (c_int, c_int) = (9, 12);
@@ -169,6 +193,22 @@ mod tests {
             assert!(
                 pair[0].released <= pair[1].released && pair[0].newest <= pair[1].newest,
                 "{pair:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_onnx_domain_entry_is_1_or_0_and_names_itself_otherwise() {
+        assert_eq!(onnx_domain(None), Ok(true));
+        assert_eq!(onnx_domain(Some("1")), Ok(true));
+        assert_eq!(onnx_domain(Some(" 0 ")), Ok(false));
+        for bad in ["", "false", "2", "no"] {
+            let e = onnx_domain(Some(bad)).unwrap_err();
+            assert!(
+                e.starts_with(&format!(
+                    "session config entry nonzero.onnx_domain = \"{bad}\" is not valid: use \"1\""
+                )),
+                "{e}"
             );
         }
     }

@@ -1,8 +1,7 @@
 //! ArgWhere (domain `nonzero`, opset 1): int64 `[nnz, rank]`, NonZero transposed, as
 //! `torch.argwhere` and `tf.where` lay it out; written directly by op-core, no transpose pass.
 
-use super::input::{input_error, one_pass_input, Input};
-use crate::fault_injection;
+use super::input::{input_error, Input};
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext};
 use nonzero_core::Counted;
@@ -29,40 +28,31 @@ impl Operator for ArgWhere {
     fn create_kernel(
         &self,
         _: &KernelInfo<'_>,
-        node: &NodeSetup<'_>,
+        _: &NodeSetup<'_>,
     ) -> Result<ArgWhereKernel, Error> {
-        Ok(ArgWhereKernel {
-            inject_panic: fault_injection::armed(node.node_name),
-        })
+        Ok(ArgWhereKernel {})
     }
 }
 
-pub struct ArgWhereKernel {
-    /// The reliability tests' injected panic (`fault-injection` builds only).
-    inject_panic: bool,
-}
+pub struct ArgWhereKernel {}
 
 impl Kernel for ArgWhereKernel {
     fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error> {
-        let tensor = context.input(0)?;
-        if !self.inject_panic {
-            if let Some((src, shape)) = one_pass_input(&tensor)? {
-                let one_pass = src.argwhere_one_pass(shape.sizes(), |[nnz, rank]| {
-                    context.output::<i64>(0, &[nnz as i64, rank as i64])
-                })?;
-                if one_pass {
-                    return Ok(());
-                }
+        let input = Input::read(context, 0, "ArgWhere")?;
+        if let Some(src) = &input.numeric {
+            // Token and score masks: op-core's one pass (it declines every other shape).
+            let one_pass = src.argwhere_one_pass(input.sizes(), |[nnz, rank]| {
+                context.output::<i64>(0, &[nnz as i64, rank as i64])
+            })?;
+            if one_pass {
+                return Ok(());
             }
         }
-        let input = Input::new(tensor, "ArgWhere")?;
+        let layout = input.layout()?;
         let pool = context.pool();
-        if self.inject_panic {
-            fault_injection::fire(&pool);
-        }
         let exec = input.executor(&pool);
         input.with_source(|src| {
-            let counted = Counted::count(src, &input.layout, exec).map_err(input_error)?;
+            let counted = Counted::count(src, &layout, exec).map_err(input_error)?;
             let dims = [counted.nnz() as i64, counted.rank() as i64];
             let out = context.output::<i64>(0, &dims)?;
             counted.write_argwhere(src, out, exec).map_err(input_error)

@@ -2,10 +2,9 @@
 //! Mask is bool of rank k >= 1 with shape `X.shape[..k]`; Y is `[nnz] + X.shape[k:]` of X's type,
 //! strings included. X and Mask are read once and Y written once: no coordinates are built.
 
-use super::input::input_error;
-use crate::fault_injection;
+use super::input::{element_type, input_error};
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
-use crate::ort::{Operator, ShapeInferContext, Tensor};
+use crate::ort::{Operator, ShapeInferContext};
 use nonzero_core::kernel::PARALLEL_THRESHOLD;
 use nonzero_core::mask::{check_mask_shape, check_mask_type, MaskPlan};
 use nonzero_core::{DataType, Executor, Sequential};
@@ -58,11 +57,9 @@ impl Operator for BooleanMask {
     fn create_kernel(
         &self,
         _: &KernelInfo<'_>,
-        node: &NodeSetup<'_>,
+        _: &NodeSetup<'_>,
     ) -> Result<BooleanMaskKernel, Error> {
-        Ok(BooleanMaskKernel {
-            inject_panic: fault_injection::armed(node.node_name),
-        })
+        Ok(BooleanMaskKernel {})
     }
 }
 
@@ -78,33 +75,16 @@ fn show(dims: &[Dim]) -> String {
     format!("[{}]", dims.join(", "))
 }
 
-fn sizes(tensor: &Tensor<'_>) -> Result<Vec<usize>, Error> {
-    let dims = tensor.dims();
-    dims.iter()
-        .map(|&d| usize::try_from(d))
-        .collect::<Result<_, _>>()
-        .map_err(|_| input_error(format!("input shape {dims:?} has a negative size")))
-}
-
-pub struct BooleanMaskKernel {
-    /// The reliability tests' injected panic (`fault-injection` builds only).
-    inject_panic: bool,
-}
+pub struct BooleanMaskKernel {}
 
 impl Kernel for BooleanMaskKernel {
     fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error> {
         let x = context.input(0)?;
         let mask = context.input(1)?;
-        let x_type = DataType::from_onnx_code(x.element_code())
-            .ok_or_else(|| super::input::unsupported_type("BooleanMask", x.element_code()))?;
-        let mask_type = DataType::from_onnx_code(mask.element_code())
-            .ok_or_else(|| super::input::unsupported_type("BooleanMask", mask.element_code()))?;
-        check_mask_type(mask_type).map_err(input_error)?;
-        let shape = check_mask_shape(&sizes(&x)?, &sizes(&mask)?).map_err(input_error)?;
+        let x_type = element_type(&x, "BooleanMask")?;
+        check_mask_type(element_type(&mask, "BooleanMask")?).map_err(input_error)?;
+        let shape = check_mask_shape(x.sizes(), mask.sizes()).map_err(input_error)?;
         let pool = context.pool();
-        if self.inject_panic {
-            fault_injection::fire(&pool);
-        }
         // Small copies stay on this thread: waking the pool costs more than the work.
         let work = shape.mask_len.saturating_mul(shape.slice_len);
         let exec: &dyn Executor = if work < PARALLEL_THRESHOLD {

@@ -3,7 +3,6 @@
 //! both shapes static; the int attribute `columns` sets N (effective rank <= N <= rank).
 
 use super::input::{input_error, Input};
-use crate::fault_injection;
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext};
 use nonzero_core::dml::{coordinates_columns, coordinates_for_onnx, coordinates_shapes};
@@ -54,34 +53,29 @@ impl Operator for NonZeroCoordinates {
     fn create_kernel(
         &self,
         info: &KernelInfo<'_>,
-        node: &NodeSetup<'_>,
+        _: &NodeSetup<'_>,
     ) -> Result<CoordinatesKernel, Error> {
         Ok(CoordinatesKernel {
             columns: info.attribute_i64(COLUMNS),
-            inject_panic: fault_injection::armed(node.node_name),
         })
     }
 }
 
 pub struct CoordinatesKernel {
     columns: Option<i64>,
-    /// The reliability tests' injected panic (`fault-injection` builds only).
-    inject_panic: bool,
 }
 
 impl Kernel for CoordinatesKernel {
     fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error> {
         let input = Input::read(context, 0, "NonZeroCoordinates")?;
-        let n = coordinates_columns(input.layout.sizes(), self.columns).map_err(input_error)?;
+        let n = coordinates_columns(input.sizes(), self.columns).map_err(input_error)?;
         let pool = context.pool();
-        if self.inject_panic {
-            fault_injection::fire(&pool);
-        }
         let exec = input.executor(&pool);
         let count = context.output::<u32>(0, &[1])?;
-        let coordinates = context.output::<u32>(1, &[input.layout.numel() as i64, n as i64])?;
+        let numel = input.tensor.numel();
+        let coordinates = context.output::<u32>(1, &[numel as i64, n as i64])?;
         input.with_source(|src| {
-            coordinates_for_onnx(src, input.layout.sizes(), n, count, coordinates, exec)
+            coordinates_for_onnx(src, input.sizes(), n, count, coordinates, exec)
                 .map_err(input_error)
         })?;
         Ok(())

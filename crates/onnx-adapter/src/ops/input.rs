@@ -1,10 +1,10 @@
-//! What the ops that read one tensor X share: X's type, sizes and layout, the executor for its
-//! size, and X as an op-core source (strings through their lengths, without copying them).
+//! What the ops that read one tensor X share: X read once (its type, shape and data), the
+//! executor for its size, and X as an op-core source (strings through their lengths, without
+//! copying them).
 
 use crate::ort::{Error, KernelContext, OrtPool, Tensor};
-use nonzero_core::kernel::{one_pass_dim, PARALLEL_THRESHOLD};
+use nonzero_core::kernel::PARALLEL_THRESHOLD;
 use nonzero_core::{DataType, Executor, FnSource, Layout, NumericSlice, Sequential, ZeroTest};
-use smallvec::SmallVec;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(super) fn input_error(e: impl ToString) -> Error {
@@ -19,49 +19,57 @@ pub(super) fn unsupported_type(op: &str, code: i32) -> Error {
     ))
 }
 
-/// Input `index` of a compute call, read and checked.
+/// The element type of `tensor`, or the error that names what `op` accepts.
+pub(super) fn element_type(tensor: &Tensor<'_>, op: &str) -> Result<DataType, Error> {
+    let code = tensor.element_code();
+    DataType::from_onnx_code(code).ok_or_else(|| unsupported_type(op, code))
+}
+
+/// Input `index` of a compute call, read once: every path of a kernel (op-core's one pass, its
+/// two passes, the GPU) takes what it needs from here.
 pub(super) struct Input<'a> {
     pub tensor: Tensor<'a>,
     pub dtype: DataType,
-    /// Packed row-major; `layout.sizes()` is the input's shape.
-    pub layout: Layout,
-    /// X's data as a typed slice; `None` for strings.
+    /// The packed little-endian bytes of a fixed-size type; `None` for strings.
+    pub bytes: Option<&'a [u8]>,
+    /// The same data as a typed slice; `None` for strings.
     pub numeric: Option<NumericSlice<'a>>,
 }
 
 impl<'a> Input<'a> {
     /// Input `index` of the call; `op` names the operator in the unsupported-type error.
     pub fn read(context: &KernelContext<'a>, index: usize, op: &str) -> Result<Input<'a>, Error> {
-        Input::new(context.input(index)?, op)
-    }
-
-    /// `tensor` read and checked; `op` names the operator in the unsupported-type error.
-    pub fn new(tensor: Tensor<'a>, op: &str) -> Result<Input<'a>, Error> {
-        let code = tensor.element_code();
-        let dtype = DataType::from_onnx_code(code).ok_or_else(|| unsupported_type(op, code))?;
-        let dims = tensor.dims();
-        // Inline up to rank 8: a compute on a small input allocates nothing here.
-        let sizes = dims
-            .iter()
-            .map(|&d| usize::try_from(d))
-            .collect::<Result<SmallVec<[usize; 8]>, _>>()
-            .map_err(|_| input_error(format!("input shape {dims:?} has a negative size")))?;
-        let layout = Layout::packed(&sizes).map_err(input_error)?;
-        let numeric = match dtype {
-            DataType::String => None,
-            _ => Some(NumericSlice::from_bytes(dtype, tensor.bytes(dtype)?).map_err(input_error)?),
+        let tensor = context.input(index)?;
+        let dtype = element_type(&tensor, op)?;
+        let (bytes, numeric) = match dtype {
+            DataType::String => (None, None),
+            _ => {
+                let bytes = tensor.bytes(dtype)?;
+                let numeric = NumericSlice::from_bytes(dtype, bytes).map_err(input_error)?;
+                (Some(bytes), Some(numeric))
+            }
         };
         Ok(Input {
             tensor,
             dtype,
-            layout,
+            bytes,
             numeric,
         })
     }
 
+    /// X's shape.
+    pub fn sizes(&self) -> &[usize] {
+        self.tensor.sizes()
+    }
+
+    /// X's packed row-major layout, for op-core's two passes (the one pass needs none).
+    pub fn layout(&self) -> Result<Layout, Error> {
+        Layout::packed(self.sizes()).map_err(input_error)
+    }
+
     /// Small inputs stay on this thread: waking the pool costs more than the work.
     pub fn executor<'p>(&self, pool: &'p OrtPool<'_>) -> &'p dyn Executor {
-        if self.layout.numel() < PARALLEL_THRESHOLD {
+        if self.tensor.numel() < PARALLEL_THRESHOLD {
             &Sequential
         } else {
             pool
@@ -78,7 +86,7 @@ impl<'a> Input<'a> {
         }
         // A string is non-zero when it is not empty.
         let failed = AtomicBool::new(false);
-        let strings = FnSource::new(self.layout.numel(), |i| {
+        let strings = FnSource::new(self.tensor.numel(), |i| {
             self.tensor.string_is_nonempty(i).unwrap_or_else(|_| {
                 failed.store(true, Ordering::Relaxed);
                 false
@@ -92,47 +100,4 @@ impl<'a> Input<'a> {
         }
         Ok(result)
     }
-}
-
-/// The shape of an input that op-core's one pass takes (rank at most 8).
-pub(super) struct OnePassShape {
-    sizes: [usize; 8],
-    rank: usize,
-}
-
-impl OnePassShape {
-    pub fn sizes(&self) -> &[usize] {
-        &self.sizes[..self.rank]
-    }
-}
-
-/// X as a token or score mask for op-core's one pass (`kernel/one_pass.rs`): one short loop
-/// instead of the two-pass kernel, which costs microseconds when a model has evicted its code.
-/// Reads no more than X's type and shape unless the pass takes them; `None` leaves X to the
-/// two-pass path, which also reports whatever is wrong with it.
-pub(super) fn one_pass_input<'a>(
-    tensor: &Tensor<'a>,
-) -> Result<Option<(NumericSlice<'a>, OnePassShape)>, Error> {
-    let dims = tensor.dims();
-    let mut shape = OnePassShape {
-        sizes: [0; 8],
-        rank: dims.len(),
-    };
-    if dims.len() > shape.sizes.len() {
-        return Ok(None);
-    }
-    for (size, &d) in shape.sizes.iter_mut().zip(dims) {
-        let Ok(d) = usize::try_from(d) else {
-            return Ok(None);
-        };
-        *size = d;
-    }
-    let dtype = DataType::from_onnx_code(tensor.element_code());
-    let Some(dtype) =
-        dtype.filter(|&t| t != DataType::String && one_pass_dim(shape.sizes()).is_some())
-    else {
-        return Ok(None);
-    };
-    let src = NumericSlice::from_bytes(dtype, tensor.bytes(dtype)?).map_err(input_error)?;
-    Ok(Some((src, shape)))
 }

@@ -1,9 +1,9 @@
-//! NonZero (ONNX opsets 9-12 and 13+): any input type, an int64 `[rank, nnz]` output, on
-//! op-core's two passes over the session's thread pool, or the GPU when the session asked.
+//! NonZero (ONNX opsets 9-12 and 13+, and `nonzero` opset 1): any input type, an int64
+//! `[rank, nnz]` output, on op-core's two passes over the session's thread pool, or the GPU when
+//! the session asked.
 
-use super::input::{input_error, one_pass_input, Input};
+use super::input::{input_error, Input};
 use crate::device::{self, Device, DEVICE_ENV, DEVICE_KEY, LOG_DEVICE_ENV};
-use crate::fault_injection;
 use crate::gpu::Gpu;
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext};
@@ -12,7 +12,12 @@ use std::borrow::Cow;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub struct NonZero;
+/// NonZero, as registered for one kind of session.
+#[derive(Debug, Clone)]
+pub struct NonZero {
+    /// The session asked for the GPU where kernels cannot read its config (see `ops::Settings`).
+    pub gpu_requested_unreadable: bool,
+}
 
 impl Operator for NonZero {
     type Kernel = NonZeroKernel;
@@ -36,12 +41,11 @@ impl Operator for NonZero {
     ) -> Result<NonZeroKernel, Error> {
         let entry = info.config_entry(DEVICE_KEY)?;
         let env = std::env::var(DEVICE_ENV).ok();
-        let registration = node.registration;
         let choice = device::choose(
             &entry,
-            registration.gpu_requested_unreadable,
+            self.gpu_requested_unreadable,
             env.as_deref(),
-            registration.host_version,
+            node.host_version,
         )?;
         let warn = |message: String| {
             if let Some(logger) = info.logger() {
@@ -65,7 +69,6 @@ impl Operator for NonZero {
             gpu,
             gpu_failure_logged: AtomicBool::new(false),
             log_device: std::env::var(LOG_DEVICE_ENV).is_ok_and(|v| v == "1"),
-            inject_panic: fault_injection::armed(node.node_name),
         })
     }
 }
@@ -82,7 +85,6 @@ pub struct NonZeroKernel {
     gpu_failure_logged: AtomicBool,
     /// NONZERO_ORT_LOG_DEVICE=1: log where each compute ran.
     log_device: bool,
-    inject_panic: bool,
 }
 
 impl Kernel for NonZeroKernel {
@@ -103,42 +105,35 @@ impl Kernel for NonZeroKernel {
 impl NonZeroKernel {
     /// Runs the node; returns where it ran ("cpu", "gpu (adapter)").
     fn run(&self, context: &KernelContext<'_>) -> Result<Cow<'static, str>, Error> {
-        let tensor = context.input(0)?;
-        if self.gpu.is_none() && !self.inject_panic {
-            if let Some((src, shape)) = one_pass_input(&tensor)? {
-                let one_pass = src.nonzero_one_pass(shape.sizes(), |[rank, nnz]| {
-                    context.output::<i64>(0, &[rank as i64, nnz as i64])
-                })?;
-                if one_pass {
-                    return Ok(Cow::Borrowed("cpu"));
-                }
+        let input = Input::read(context, 0, "NonZero")?;
+        if let (None, Some(src)) = (self.gpu, &input.numeric) {
+            // Token and score masks: op-core's one pass (it declines every other shape).
+            let one_pass = src.nonzero_one_pass(input.sizes(), |[rank, nnz]| {
+                context.output::<i64>(0, &[rank as i64, nnz as i64])
+            })?;
+            if one_pass {
+                return Ok(Cow::Borrowed("cpu"));
             }
         }
-        let input = Input::new(tensor, "NonZero")?;
-        let pool = context.pool();
-        if self.inject_panic {
-            fault_injection::fire(&pool);
-        }
-        let exec = input.executor(&pool);
-        // Strings have no fixed size and never go to the GPU.
-        if let (Some(gpu), Some(_)) = (self.gpu, input.dtype.size_of()) {
-            let bytes = input.tensor.bytes(input.dtype)?;
-            match gpu.nonzero(input.dtype, bytes, input.layout.sizes()) {
-                Ok(c) if c.rank == input.layout.rank() && c.data.len() == c.rank * c.nnz => {
+        let layout = input.layout()?;
+        // Strings have no bytes and never go to the GPU.
+        if let (Some(gpu), Some(bytes)) = (self.gpu, input.bytes) {
+            match gpu.nonzero(input.dtype, bytes, layout.sizes()) {
+                Ok(c) if c.rank == layout.rank() && c.data.len() == c.rank * c.nnz => {
                     let out = context.output::<i64>(0, &[c.rank as i64, c.nnz as i64])?;
                     out.copy_from_slice(&c.data);
                     return Ok(Cow::Owned(format!("gpu ({})", gpu.adapter())));
                 }
-                outcome => self.log_gpu_failure(
-                    context,
-                    outcome.map(|c| (c.rank, c.nnz)),
-                    input.layout.rank(),
-                ),
+                outcome => {
+                    self.log_gpu_failure(context, outcome.map(|c| (c.rank, c.nnz)), layout.rank())
+                }
             }
         }
+        let pool = context.pool();
+        let exec = input.executor(&pool);
         input.with_source(|src| {
             // op-core's two passes, the [rank, nnz] output allocated by ONNX Runtime between them.
-            let counted = Counted::count(src, &input.layout, exec).map_err(input_error)?;
+            let counted = Counted::count(src, &layout, exec).map_err(input_error)?;
             let dims = [counted.rank() as i64, counted.nnz() as i64];
             let out = context.output::<i64>(0, &dims)?;
             counted.write_onnx(src, out, exec).map_err(input_error)

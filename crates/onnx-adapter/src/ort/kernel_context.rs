@@ -2,6 +2,7 @@
 //! logger, and the node's name.
 
 use super::api::{Api, ComputeApi};
+use super::call::call;
 use super::logger::Logger;
 use super::pool::OrtPool;
 use super::status::Error;
@@ -52,11 +53,12 @@ impl<'a> KernelContext<'a> {
     pub fn input(&self, index: usize) -> Result<Tensor<'a>, Error> {
         let mut value: *const OrtValue = std::ptr::null();
         // SAFETY: the context is live for this call; the value it returns lives as long.
-        let status = unsafe { (self.calls.get_input)(self.context, index, &mut value) };
-        self.calls
-            .api
-            .check(status)
-            .map_err(|e| Error::host("KernelContext_GetInput", e))?;
+        unsafe {
+            call!(
+                self.calls,
+                KernelContext_GetInput(self.context, index, &mut value)
+            )
+        }?;
         if value.is_null() {
             return Err(format!("input {index} is missing").into());
         }
@@ -100,15 +102,15 @@ impl<'a> KernelContext<'a> {
         });
         let len = len.ok_or_else(|| format!("output shape {dims:?} is not a valid size"))?;
         let mut value: *mut OrtValue = std::ptr::null_mut();
+        let (context, rank) = (self.context, dims.len());
         // SAFETY: the context is live; ONNX Runtime allocates the output of the declared type
         // with these dims (copied during the call).
-        let status = unsafe {
-            (self.calls.get_output)(self.context, index, dims.as_ptr(), dims.len(), &mut value)
-        };
-        self.calls
-            .api
-            .check(status)
-            .map_err(|e| Error::host("KernelContext_GetOutput", e))?;
+        unsafe {
+            call!(
+                self.calls,
+                KernelContext_GetOutput(context, index, dims.as_ptr(), rank, &mut value)
+            )
+        }?;
         self.taken.set(self.taken.get() | bit);
         Ok((value, len))
     }
@@ -117,11 +119,7 @@ impl<'a> KernelContext<'a> {
     fn data(&self, value: *mut OrtValue, dims: &[i64]) -> Result<*mut c_void, Error> {
         let mut data: *mut c_void = std::ptr::null_mut();
         // SAFETY: `value` is a live output of this call.
-        let status = unsafe { (self.calls.tensor_data)(value, &mut data) };
-        self.calls
-            .api
-            .check(status)
-            .map_err(|e| Error::host("GetTensorMutableData", e))?;
+        unsafe { call!(self.calls, GetTensorMutableData(value, &mut data)) }?;
         if data.is_null() {
             return Err(format!("ONNX Runtime could not allocate the {dims:?} output").into());
         }
@@ -154,7 +152,7 @@ impl<'a> KernelContext<'a> {
     pub fn output_strings(&self, index: usize, dims: &[i64]) -> Result<StringOutput<'a>, Error> {
         let (value, len) = self.output_value(index, dims, DataType::String)?;
         Ok(StringOutput {
-            api: self.calls.api,
+            api: self.calls.api(),
             value,
             len,
             call: PhantomData,
@@ -175,7 +173,7 @@ impl<'a> KernelContext<'a> {
         }
         let (value, len) = self.take_output(index, dims)?;
         // SAFETY: `value` is the live output just allocated.
-        let actual = unsafe { TypeAndShape::of(self.calls.api, value) }?.element_code()?;
+        let actual = unsafe { TypeAndShape::of(self.calls.api(), value) }?.element_code()?;
         if actual != dtype.onnx_code() {
             return Err(format!(
                 "output {index} was allocated with element type {actual}, not {dtype:?}"
@@ -188,20 +186,21 @@ impl<'a> KernelContext<'a> {
     /// The session's intra-op thread pool, as an op-core executor.
     pub fn pool(&self) -> OrtPool<'_> {
         // SAFETY: the context is live for this call, which outlives the returned pool.
-        unsafe { OrtPool::new(self.calls.api, self.context) }
+        unsafe { OrtPool::new(self.calls.api(), self.context) }
     }
 
     /// The session's logger, if ONNX Runtime hands one out.
     pub fn logger(&self) -> Option<Logger<'_>> {
         let mut logger = std::ptr::null();
         // SAFETY: the context is live; its logger lives as long as the context.
-        let status =
-            unsafe { (self.calls.api.raw().KernelContext_GetLogger)(self.context, &mut logger) };
-        if self.calls.api.check(status).is_err() || logger.is_null() {
+        let api = self.calls.api();
+        // SAFETY: the context is live; its logger lives as long as the context.
+        let status = unsafe { (api.table().KernelContext_GetLogger)(self.context, &mut logger) };
+        if api.check(status).is_err() || logger.is_null() {
             return None;
         }
         // SAFETY: non-null and live as long as the context.
-        Some(unsafe { Logger::new(self.calls.api, logger) })
+        Some(unsafe { Logger::new(api, logger) })
     }
 }
 
@@ -220,19 +219,15 @@ impl StringOutput<'_> {
             return Err(format!("no string element {index} in this output").into());
         }
         let mut buf: *mut std::ffi::c_char = std::ptr::null_mut();
+        let (value, len) = (self.value, bytes.len());
         // SAFETY: `value` is a live string output of this call and `index` is below its element
         // count; the host sizes element `index` to `bytes.len()` and returns its buffer.
-        let status = unsafe {
-            (self.api.raw().GetResizedStringTensorElementBuffer)(
-                self.value,
-                index,
-                bytes.len(),
-                &mut buf,
+        unsafe {
+            call!(
+                self.api,
+                GetResizedStringTensorElementBuffer(value, index, len, &mut buf)
             )
-        };
-        self.api
-            .check(status)
-            .map_err(|e| Error::host("GetResizedStringTensorElementBuffer", e))?;
+        }?;
         if !bytes.is_empty() {
             // SAFETY: `buf` holds `bytes.len()` bytes, owned by the output, not overlapping ours.
             unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast(), bytes.len()) };

@@ -1,6 +1,7 @@
 //! A node as ONNX Runtime describes it when creating its kernel: name, logger, session config.
 
-use super::api::{Api, Api24};
+use super::api::Api;
+use super::api24::Api24;
 use super::logger::Logger;
 use super::strings::read_string;
 use ort_sys::OrtKernelInfo;
@@ -36,11 +37,11 @@ impl<'a> KernelInfo<'a> {
 
     /// The node's name ("" when the model gives none or the host cannot report it).
     pub fn node_name(&self) -> String {
-        let raw = self.api.raw();
+        let table = self.api.table();
         // SAFETY: the info is live; read_string passes a buffer of the size it passes in.
         unsafe {
             read_string(self.api, |buf, size| {
-                (raw.KernelInfo_GetNodeName)(self.info, buf, size)
+                (table.KernelInfo_GetNodeName)(self.info, buf, size)
             })
         }
         .ok()
@@ -54,7 +55,7 @@ impl<'a> KernelInfo<'a> {
             return Ok(ConfigEntry::Unreadable);
         };
         // SAFETY: the info is live for this call.
-        let value = unsafe { config.entry(self.api, self.info, key) }.map_err(|e| {
+        let value = unsafe { config.entry(self.info, key) }.map_err(|e| {
             format!(
                 "reading the session config entry {}: {e}",
                 key.to_string_lossy()
@@ -68,7 +69,7 @@ impl<'a> KernelInfo<'a> {
         let mut value = 0i64;
         // SAFETY: the info is live; `name` is NUL-terminated; the out-pointer is an i64.
         let status = unsafe {
-            (self.api.raw().KernelInfoGetAttribute_int64)(self.info, name.as_ptr(), &mut value)
+            (self.api.table().KernelInfoGetAttribute_int64)(self.info, name.as_ptr(), &mut value)
         };
         // ONNX Runtime reports a missing attribute as an error status.
         self.api.check(status).ok().map(|()| value)
@@ -78,7 +79,7 @@ impl<'a> KernelInfo<'a> {
     pub fn logger(&self) -> Option<Logger<'a>> {
         let mut logger = std::ptr::null();
         // SAFETY: the info is live; the logger it returns lives as long as the kernel info.
-        let status = unsafe { (self.api.raw().KernelInfo_GetLogger)(self.info, &mut logger) };
+        let status = unsafe { (self.api.table().KernelInfo_GetLogger)(self.info, &mut logger) };
         if self.api.check(status).is_err() || logger.is_null() {
             return None;
         }

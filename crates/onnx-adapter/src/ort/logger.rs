@@ -30,7 +30,7 @@ impl Logger<'_> {
         // SAFETY: the logger is live for this value's lifetime (constructor); the strings are
         // NUL-terminated and outlive the call, which copies them.
         let status = unsafe {
-            (self.api.raw().Logger_LogMessage)(
+            (self.api.table().Logger_LogMessage)(
                 self.logger,
                 OrtLoggingLevel::ORT_LOGGING_LEVEL_WARNING,
                 msg.as_ptr(),

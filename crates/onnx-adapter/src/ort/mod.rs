@@ -1,19 +1,29 @@
 //! The operator layer: the only module that calls ONNX Runtime's C API.
 //!
-//! An op is a type implementing [`Operator`] (name, inputs, outputs, shape inference, kernel
-//! creation) whose kernel implements [`Kernel`] (compute). [`registration`] turns each into a
-//! private `#[repr(C)]` `OrtCustomOp` table whose `extern "system"` entries are generic
-//! trampolines, so ops hold no raw pointer and no `unsafe`. What an op sees of ONNX Runtime is
-//! the safe wrappers here: [`KernelInfo`] at creation, [`KernelContext`] (inputs as [`Tensor`],
-//! typed outputs, the thread pool, the logger) per compute, [`ShapeInferContext`] for shapes.
+//! It knows no op. A library hands [`register_custom_ops`] a [`Library`]: a function that reads
+//! what it needs of the session being registered ([`Session`]) into settings, and one that lists
+//! its ops for those settings in an [`OpSet`]. An op is a type implementing [`Operator`] (name,
+//! inputs, outputs, shape inference, kernel creation) whose kernel implements [`Kernel`]
+//! (compute). [`op_table`] turns each into a private `#[repr(C)]` `OrtCustomOp` table whose
+//! `extern "system"` entries are generic trampolines, so ops hold no raw pointer and no `unsafe`.
+//! What an op sees of ONNX Runtime is the safe wrappers here: [`KernelInfo`] at creation,
+//! [`KernelContext`] (inputs as [`Tensor`], typed outputs, the thread pool, the logger) per
+//! compute, [`ShapeInferContext`] for shapes. Every C call goes through [`call!`](call::call),
+//! which names the function in its error.
 //!
 //! Every entry point goes through [`status::guard`]: errors and panics become an `OrtStatus`
-//! naming the operator and node, and nothing unwinds into ONNX Runtime.
+//! naming the operator and node, and nothing unwinds into ONNX Runtime. Fault injection for the
+//! reliability tests lives in the compute trampoline (`fault`, `fault-injection` builds only).
 
 mod api;
+mod api24;
+mod call;
+#[cfg(feature = "fault-injection")]
+mod fault;
 mod kernel_context;
 mod kernel_info;
 mod logger;
+mod op_table;
 mod pool;
 mod registration;
 mod shape_infer;
@@ -21,11 +31,11 @@ mod status;
 mod strings;
 mod tensor;
 
-pub(crate) use api::CONFIG_API_VERSION;
+pub(crate) use api24::CONFIG_API_VERSION;
 pub(crate) use kernel_context::KernelContext;
 pub(crate) use kernel_info::{ConfigEntry, KernelInfo};
 pub(crate) use pool::OrtPool;
-pub(crate) use registration::{register_custom_ops, OpSet, Registration, VersionRange};
+pub(crate) use registration::{register_custom_ops, Library, OpSet, Session, VersionRange};
 pub(crate) use shape_infer::{Dim, ShapeInferContext};
 #[cfg(feature = "gpu")] // the GPU context catches wgpu's panics with the same guard
 pub(crate) use status::catch_panic;
@@ -101,10 +111,11 @@ pub(crate) trait Kernel: Send + Sync + 'static {
     fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error>;
 }
 
-/// What kernel creation knows besides the kernel info: the node's name and what registration
-/// decided for the session.
+/// What kernel creation knows besides the kernel info and the op's own value (which holds what
+/// the library decided for the session at registration).
 #[derive(Debug)]
 pub(crate) struct NodeSetup<'a> {
     pub node_name: &'a str,
-    pub registration: &'a Registration,
+    /// The host's ONNX Runtime version ("1.17.3").
+    pub host_version: &'static str,
 }

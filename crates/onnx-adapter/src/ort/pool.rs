@@ -65,7 +65,7 @@ impl Executor for OrtPool<'_> {
         // SAFETY: the context is the live kernel context; `job` outlives the call, which returns
         // only after every task has finished. num_batch 0 lets the pool schedule each task.
         let status = unsafe {
-            (self.api.raw().KernelContext_ParallelFor)(
+            (self.api.table().KernelContext_ParallelFor)(
                 self.context,
                 run_task,
                 tasks,

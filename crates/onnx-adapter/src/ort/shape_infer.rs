@@ -2,6 +2,7 @@
 //! downstream shapes stay known (or symbolic) when ONNX Runtime builds the graph.
 
 use super::api::Api;
+use super::call::call;
 use super::status::Error;
 use super::tensor::TypeAndShape;
 use super::ElementType;
@@ -52,21 +53,26 @@ impl ShapeInferContext<'_> {
         }
     }
 
+    /// Input `index`'s type and shape, borrowed from the context for this call.
+    fn input_info(&self, index: usize) -> Result<TypeAndShape, Error> {
+        let mut info: *mut OrtTensorTypeAndShapeInfo = std::ptr::null_mut();
+        // SAFETY: the context is live for this call; the info is borrowed from it (not released).
+        unsafe {
+            call!(
+                self.api,
+                ShapeInferContext_GetInputTypeShape(self.context, index, &mut info)
+            )
+        }?;
+        // SAFETY: `info` is a live info borrowed from the context for this call.
+        Ok(unsafe { TypeAndShape::borrowed(self.api, info) })
+    }
+
     /// Input `index`'s shape. ONNX Runtime reports an input of unknown shape as rank 0, the same
     /// as a scalar, so an op must not conclude much from an empty shape.
     pub fn input_shape(&self, index: usize) -> Result<Vec<Dim>, Error> {
-        let mut info: *mut OrtTensorTypeAndShapeInfo = std::ptr::null_mut();
-        // SAFETY: the context is live for this call; the info is borrowed from it (not released).
-        let status = unsafe {
-            (self.api.raw().ShapeInferContext_GetInputTypeShape)(self.context, index, &mut info)
-        };
-        self.api
-            .check(status)
-            .map_err(|e| Error::host("ShapeInferContext_GetInputTypeShape", e))?;
-        // SAFETY: `info` is a live info borrowed from the context for this call.
-        let borrowed = unsafe { TypeAndShape::borrowed(self.api, info) };
-        let dims = borrowed.dims()?;
-        let symbols = borrowed.symbols(dims.len())?;
+        let info = self.input_info(index)?;
+        let dims = info.dims()?;
+        let symbols = info.symbols(dims.len())?;
         Ok(dims
             .iter()
             .zip(symbols)
@@ -80,42 +86,32 @@ impl ShapeInferContext<'_> {
 
     /// Input `index`'s ONNX element type code (0 when unknown).
     pub fn input_element_code(&self, index: usize) -> Result<i32, Error> {
-        let mut info: *mut OrtTensorTypeAndShapeInfo = std::ptr::null_mut();
-        // SAFETY: the context is live for this call; the info is borrowed from it (not released).
-        let status = unsafe {
-            (self.api.raw().ShapeInferContext_GetInputTypeShape)(self.context, index, &mut info)
-        };
-        self.api
-            .check(status)
-            .map_err(|e| Error::host("ShapeInferContext_GetInputTypeShape", e))?;
-        // SAFETY: `info` is a live info borrowed from the context for this call.
-        unsafe { TypeAndShape::borrowed(self.api, info) }.element_code()
+        self.input_info(index)?.element_code()
     }
 
     /// The node's int attribute `name`, `None` when it is not set.
     pub fn attribute_i64(&self, name: &std::ffi::CStr) -> Result<Option<i64>, Error> {
-        let raw = self.api.raw();
         let mut attr = std::ptr::null();
         // SAFETY: the context is live; `name` is NUL-terminated; the attribute is borrowed.
-        let status =
-            unsafe { (raw.ShapeInferContext_GetAttribute)(self.context, name.as_ptr(), &mut attr) };
+        let status = unsafe {
+            (self.api.table().ShapeInferContext_GetAttribute)(
+                self.context,
+                name.as_ptr(),
+                &mut attr,
+            )
+        };
+        // ONNX Runtime reports a missing attribute as an error status.
         if self.api.check(status).is_err() || attr.is_null() {
             return Ok(None);
         }
         let (mut value, mut written) = (0i64, 0usize);
+        let (int, out, size) = (
+            ort_sys::OrtOpAttrType::ORT_OP_ATTR_INT,
+            (&mut value as *mut i64).cast(),
+            std::mem::size_of::<i64>(),
+        );
         // SAFETY: `attr` is live for this call; the buffer is one i64, its size passed.
-        let status = unsafe {
-            (raw.ReadOpAttr)(
-                attr,
-                ort_sys::OrtOpAttrType::ORT_OP_ATTR_INT,
-                (&mut value as *mut i64).cast(),
-                std::mem::size_of::<i64>(),
-                &mut written,
-            )
-        };
-        self.api
-            .check(status)
-            .map_err(|e| Error::host("ReadOpAttr", e))?;
+        unsafe { call!(self.api, ReadOpAttr(attr, int, out, size, &mut written)) }?;
         Ok(Some(value))
     }
 
@@ -149,12 +145,13 @@ impl ShapeInferContext<'_> {
             .collect();
         let mut symbols: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
         info.set(code, &sizes, &mut symbols)?;
+        let (context, info) = (self.context, info.raw());
         // SAFETY: the context is live; the host copies `info`, which we still own.
-        let status = unsafe {
-            (self.api.raw().ShapeInferContext_SetOutputTypeShape)(self.context, index, info.raw())
-        };
-        self.api
-            .check(status)
-            .map_err(|e| Error::host("ShapeInferContext_SetOutputTypeShape", e))
+        unsafe {
+            call!(
+                self.api,
+                ShapeInferContext_SetOutputTypeShape(context, index, info)
+            )
+        }
     }
 }

@@ -2,9 +2,11 @@
 //! and the element types an output can be written as.
 
 use super::api::{Api, ComputeApi};
+use super::call::call;
 use super::status::Error;
 use nonzero_core::DataType;
 use ort_sys::{OrtTensorTypeAndShapeInfo, OrtValue};
+use smallvec::{smallvec, SmallVec};
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
@@ -12,42 +14,20 @@ use std::marker::PhantomData;
 type SetElementTypeAsInt =
     unsafe extern "system" fn(*mut OrtTensorTypeAndShapeInfo, i32) -> ort_sys::OrtStatusPtr;
 
-/// Ranks up to this are read without a heap allocation.
-const INLINE_RANK: usize = 8;
+/// A shape's dimensions as ONNX Runtime reports them (-1 where shape inference does not know
+/// one); ranks up to 8 are held inline.
+pub type Dims = SmallVec<[i64; 8]>;
 
-/// A tensor's dimensions as ONNX Runtime reports them.
-#[derive(Debug, Clone)]
-pub enum Dims {
-    Inline {
-        len: usize,
-        dims: [i64; INLINE_RANK],
-    },
-    Heap(Vec<i64>),
-}
+/// An input's sizes, the one shape type a compute reads; inline up to rank 8, so a compute on a
+/// small input allocates nothing to read them.
+pub type Sizes = SmallVec<[usize; 8]>;
 
-impl Dims {
-    fn copied(dims: &[i64]) -> Dims {
-        if dims.len() <= INLINE_RANK {
-            let mut inline = [0; INLINE_RANK];
-            inline[..dims.len()].copy_from_slice(dims);
-            Dims::Inline {
-                len: dims.len(),
-                dims: inline,
-            }
-        } else {
-            Dims::Heap(dims.to_vec())
-        }
-    }
-}
-
-impl std::ops::Deref for Dims {
-    type Target = [i64];
-    fn deref(&self) -> &[i64] {
-        match self {
-            Dims::Inline { len, dims } => &dims[..*len],
-            Dims::Heap(dims) => dims,
-        }
-    }
+/// `dims` as sizes; a negative one (which no live tensor has) is refused with the shape.
+fn sizes(dims: &[i64]) -> Result<Sizes, Error> {
+    dims.iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<Result<Sizes, _>>()
+        .map_err(|_| Error::invalid_argument(format!("input shape {dims:?} has a negative size")))
 }
 
 /// An owned `OrtTensorTypeAndShapeInfo`, released on drop.
@@ -64,9 +44,7 @@ impl TypeAndShape {
     pub(super) unsafe fn of(api: Api, value: *const OrtValue) -> Result<TypeAndShape, Error> {
         let mut info = std::ptr::null_mut();
         // SAFETY: `value` is live (caller); the info returned is ours, released in Drop.
-        let status = unsafe { (api.raw().GetTensorTypeAndShape)(value, &mut info) };
-        api.check(status)
-            .map_err(|e| Error::host("GetTensorTypeAndShape", e))?;
+        unsafe { call!(api, GetTensorTypeAndShape(value, &mut info)) }?;
         Ok(TypeAndShape {
             api,
             info,
@@ -77,41 +55,19 @@ impl TypeAndShape {
     /// The element type as the plain ONNX code: a newer host may report a type our enum lacks.
     pub(super) fn element_code(&self) -> Result<i32, Error> {
         let mut code: i32 = 0;
+        let out = &mut code as *mut i32 as *mut _;
         // SAFETY: `info` is live; the out-pointer is a 4-byte integer, as the C enum is.
-        let status = unsafe {
-            (self.api.raw().GetTensorElementType)(self.info, &mut code as *mut i32 as *mut _)
-        };
-        self.api
-            .check(status)
-            .map_err(|e| Error::host("GetTensorElementType", e))?;
+        unsafe { call!(self.api, GetTensorElementType(self.info, out)) }?;
         Ok(code)
     }
 
     pub(super) fn dims(&self) -> Result<Dims, Error> {
-        let raw = self.api.raw();
         let mut rank = 0usize;
         // SAFETY: `info` is live.
-        let status = unsafe { (raw.GetDimensionsCount)(self.info, &mut rank) };
-        self.api
-            .check(status)
-            .map_err(|e| Error::host("GetDimensionsCount", e))?;
-        let mut dims = if rank <= INLINE_RANK {
-            Dims::Inline {
-                len: rank,
-                dims: [0; INLINE_RANK],
-            }
-        } else {
-            Dims::Heap(vec![0; rank])
-        };
-        let buf = match &mut dims {
-            Dims::Inline { dims, .. } => &mut dims[..rank],
-            Dims::Heap(dims) => &mut dims[..],
-        };
-        // SAFETY: `info` is live and `buf` holds `rank` elements.
-        let status = unsafe { (raw.GetDimensions)(self.info, buf.as_mut_ptr(), rank) };
-        self.api
-            .check(status)
-            .map_err(|e| Error::host("GetDimensions", e))?;
+        unsafe { call!(self.api, GetDimensionsCount(self.info, &mut rank)) }?;
+        let mut dims: Dims = smallvec![0; rank];
+        // SAFETY: `info` is live and `dims` holds `rank` elements.
+        unsafe { call!(self.api, GetDimensions(self.info, dims.as_mut_ptr(), rank)) }?;
         Ok(dims)
     }
 
@@ -120,11 +76,12 @@ impl TypeAndShape {
         let mut names = vec![std::ptr::null::<std::ffi::c_char>(); rank];
         // SAFETY: `info` is live and `names` holds `rank` pointers, which receive strings owned
         // by `info` (copied below, before it is released).
-        let status =
-            unsafe { (self.api.raw().GetSymbolicDimensions)(self.info, names.as_mut_ptr(), rank) };
-        self.api
-            .check(status)
-            .map_err(|e| Error::host("GetSymbolicDimensions", e))?;
+        unsafe {
+            call!(
+                self.api,
+                GetSymbolicDimensions(self.info, names.as_mut_ptr(), rank)
+            )
+        }?;
         Ok(names
             .into_iter()
             .map(|p| {
@@ -145,7 +102,7 @@ impl Drop for TypeAndShape {
     fn drop(&mut self) {
         if self.owned {
             // SAFETY: `info` was returned to us by the host and is released once.
-            unsafe { (self.api.raw().ReleaseTensorTypeAndShapeInfo)(self.info) };
+            unsafe { (self.api.table().ReleaseTensorTypeAndShapeInfo)(self.info) };
         }
     }
 }
@@ -155,7 +112,7 @@ pub struct Tensor<'a> {
     calls: &'a ComputeApi,
     value: *const OrtValue,
     element_code: i32,
-    dims: Dims,
+    sizes: Sizes,
     call: PhantomData<&'a ()>,
 }
 
@@ -170,19 +127,18 @@ impl<'a> Tensor<'a> {
         calls: &'a ComputeApi,
         value: *const OrtValue,
     ) -> Result<Tensor<'a>, Error> {
-        let api = calls.api;
+        let api = calls.api();
         // ONNX Runtime 1.24+: one call, reading the value's own shape. Older hosts: five calls
         // around a type-and-shape info that the host allocates and we release. A compute on a
         // small input is dominated by such calls (docs/performance.md, "fixed cost").
         if let Some(api24) = calls.api24 {
             // SAFETY: forwarded from the caller; the dims are copied before `new` returns.
-            let (element_code, dims) = unsafe { api24.tensor_type_and_shape(api, value) }
-                .map_err(|e| Error::host("GetTensorElementTypeAndShapeDataReference", e))?;
+            let (element_code, dims) = unsafe { api24.tensor_type_and_shape(value) }?;
             return Ok(Tensor {
                 calls,
                 value,
                 element_code,
-                dims: Dims::copied(dims),
+                sizes: sizes(dims)?,
                 call: PhantomData,
             });
         }
@@ -192,7 +148,7 @@ impl<'a> Tensor<'a> {
             calls,
             value,
             element_code: info.element_code()?,
-            dims: info.dims()?,
+            sizes: sizes(&info.dims()?)?,
             call: PhantomData,
         })
     }
@@ -202,15 +158,14 @@ impl<'a> Tensor<'a> {
         self.element_code
     }
 
-    pub fn dims(&self) -> &[i64] {
-        &self.dims
+    /// The input's shape.
+    pub fn sizes(&self) -> &[usize] {
+        &self.sizes
     }
 
-    fn numel(&self) -> usize {
-        self.dims
-            .iter()
-            .map(|&d| usize::try_from(d).unwrap_or(0))
-            .product()
+    /// The element count (the host allocated the tensor, so it does not overflow).
+    pub fn numel(&self) -> usize {
+        self.sizes.iter().product()
     }
 
     /// The packed little-endian bytes of a fixed-size tensor of type `dtype`.
@@ -230,12 +185,9 @@ impl<'a> Tensor<'a> {
             return Ok(&[]);
         }
         let mut data: *mut c_void = std::ptr::null_mut();
+        let value = self.value as *mut OrtValue;
         // SAFETY: `value` is a live tensor; API 17 has no const accessor, we never write through it.
-        let status = unsafe { (self.calls.tensor_data)(self.value as *mut OrtValue, &mut data) };
-        self.calls
-            .api
-            .check(status)
-            .map_err(|e| Error::host("GetTensorMutableData", e))?;
+        unsafe { call!(self.calls, GetTensorMutableData(value, &mut data)) }?;
         if data.is_null() {
             return Err("ONNX Runtime returned no data for a non-empty input".into());
         }
@@ -262,46 +214,36 @@ impl<'a> Tensor<'a> {
 
     /// String element `index`'s bytes, copied (they may contain NULs).
     pub fn string_element(&self, index: usize) -> Result<Vec<u8>, Error> {
-        if self.element_code != DataType::String.onnx_code() || index >= self.numel() {
-            return Err(format!("no string element {index} in this input").into());
-        }
-        let raw = self.calls.api.raw();
-        let mut len = 0usize;
-        // SAFETY: `value` is a live string tensor and `index` is below its element count.
-        let status = unsafe { (raw.GetStringTensorElementLength)(self.value, index, &mut len) };
-        self.calls
-            .api
-            .check(status)
-            .map_err(|e| Error::host("GetStringTensorElementLength", e))?;
+        let len = self.string_length(index)?;
         let mut buf = vec![0u8; len];
         if len > 0 {
-            // SAFETY: as above; `buf` holds exactly the `len` bytes the host copies.
-            let status = unsafe {
-                (raw.GetStringTensorElement)(self.value, len, index, buf.as_mut_ptr().cast())
-            };
-            self.calls
-                .api
-                .check(status)
-                .map_err(|e| Error::host("GetStringTensorElement", e))?;
+            let (api, value) = (self.calls.api(), self.value);
+            // SAFETY: `value` is a live string tensor, `index` is below its element count
+            // (string_length checked it), and `buf` holds exactly the `len` bytes the host copies.
+            unsafe {
+                call!(
+                    api,
+                    GetStringTensorElement(value, len, index, buf.as_mut_ptr().cast())
+                )
+            }?;
         }
         Ok(buf)
     }
 
     /// Whether string element `index` is non-empty.
     pub fn string_is_nonempty(&self, index: usize) -> Result<bool, Error> {
+        Ok(self.string_length(index)? != 0)
+    }
+
+    /// String element `index`'s length in bytes.
+    fn string_length(&self, index: usize) -> Result<usize, Error> {
         if self.element_code != DataType::String.onnx_code() || index >= self.numel() {
             return Err(format!("no string element {index} in this input").into());
         }
-        let mut len = 0usize;
+        let (api, value, mut len) = (self.calls.api(), self.value, 0usize);
         // SAFETY: `value` is a live string tensor and `index` is below its element count.
-        let status = unsafe {
-            (self.calls.api.raw().GetStringTensorElementLength)(self.value, index, &mut len)
-        };
-        self.calls
-            .api
-            .check(status)
-            .map_err(|e| Error::host("GetStringTensorElementLength", e))?;
-        Ok(len != 0)
+        unsafe { call!(api, GetStringTensorElementLength(value, index, &mut len)) }?;
+        Ok(len)
     }
 }
 
@@ -329,9 +271,7 @@ impl TypeAndShape {
     pub(super) fn create(api: Api) -> Result<TypeAndShape, Error> {
         let mut info = std::ptr::null_mut();
         // SAFETY: creates an info we own, released in Drop.
-        let status = unsafe { (api.raw().CreateTensorTypeAndShapeInfo)(&mut info) };
-        api.check(status)
-            .map_err(|e| Error::host("CreateTensorTypeAndShapeInfo", e))?;
+        unsafe { call!(api, CreateTensorTypeAndShapeInfo(&mut info)) }?;
         Ok(TypeAndShape {
             api,
             info,
@@ -362,25 +302,23 @@ impl TypeAndShape {
         sizes: &[i64],
         symbols: &mut [*const std::ffi::c_char],
     ) -> Result<(), Error> {
-        let raw = self.api.raw();
-        let check = |call, status| self.api.check(status).map_err(|e| Error::host(call, e));
         assert_eq!(sizes.len(), symbols.len());
-        // The three calls: `info` is ours and live; the arrays hold `sizes.len()` entries each
-        // (asserted) and outlive the calls, which copy them.
-        // SAFETY: see above.
-        // SAFETY: the C parameter is an enum, passed as an int in the C ABI; taking it as i32
-        // lets a code our enum lacks pass through unchanged (as GetTensorElementType is read).
-        let set_element_type: SetElementTypeAsInt =
-            unsafe { std::mem::transmute::<_, SetElementTypeAsInt>(raw.SetTensorElementType) };
-        // SAFETY: see above.
-        let status = unsafe { set_element_type(self.info, element_code) };
-        check("SetTensorElementType", status)?;
-        // SAFETY: see above.
-        let status = unsafe { (raw.SetDimensions)(self.info, sizes.as_ptr(), sizes.len()) };
-        check("SetDimensions", status)?;
-        // SAFETY: see above.
-        let status =
-            unsafe { (raw.SetSymbolicDimensions)(self.info, symbols.as_mut_ptr(), symbols.len()) };
-        check("SetSymbolicDimensions", status)
+        let (api, info) = (self.api, self.info);
+        // SAFETY: `info` is ours and live; the arrays hold `sizes.len()` entries each (asserted)
+        // and outlive the calls, which copy them. SetTensorElementType's enum parameter is passed
+        // as an int in the C ABI; taking it as i32 lets a code our enum lacks pass through
+        // unchanged (as GetTensorElementType is read).
+        unsafe {
+            call!(
+                api,
+                SetTensorElementType as SetElementTypeAsInt,
+                (info, element_code)
+            )?;
+            call!(api, SetDimensions(info, sizes.as_ptr(), sizes.len()))?;
+            call!(
+                api,
+                SetSymbolicDimensions(info, symbols.as_mut_ptr(), symbols.len())
+            )
+        }
     }
 }
