@@ -13,6 +13,7 @@
 //! - Where the kernel's tasks run: [`Executor`], [`Sequential`], [`Rayon`].
 //! - ArgWhere (`[nnz, rank]`, NonZero transposed): [`argwhere`], [`argwhere_with`],
 //!   [`Counted::write_argwhere`].
+//! - Both outputs are a [`Coordinates`] matrix: [`OnnxCoordinates`] and [`ArgWhereCoordinates`].
 //! - BooleanMask (`tf.boolean_mask`, `x[mask]`): [`mask`].
 //! - DirectML's NonZeroCoordinates, its validation rules, and its ONNX Runtime form: [`dml`].
 //!
