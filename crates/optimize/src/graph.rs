@@ -1,13 +1,10 @@
 //! Read-only views of one graph: who produces and who reads each tensor, node attributes,
 //! constant integer tensors.
 
+use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::{attribute_proto::AttributeType, GraphProto, NodeProto, TensorProto};
 use std::collections::{HashMap, HashSet};
 
-/// `tensor_proto::DataType::Int64` as stored in `data_type`.
-const INT64: i32 = 7;
-/// `tensor_proto::DataType::Int32`.
-const INT32: i32 = 6;
 /// Constant tensors larger than this are not read (the rewriter only needs axes and perms).
 const MAX_CONST_ELEMENTS: usize = 64;
 
@@ -61,17 +58,18 @@ pub fn tensor_ints(t: &TensorProto) -> Option<Vec<i64>> {
     if count > MAX_CONST_ELEMENTS {
         return None;
     }
-    let values: Vec<i64> = match (t.data_type, &t.raw_data) {
-        (Some(INT64), Some(raw)) => raw
+    let data_type = DataType::try_from(t.data_type?).ok()?;
+    let values: Vec<i64> = match (data_type, &t.raw_data) {
+        (DataType::Int64, Some(raw)) => raw
             .chunks_exact(8)
             .map(|c| i64::from_le_bytes(c.try_into().expect("chunks of 8")))
             .collect(),
-        (Some(INT32), Some(raw)) => raw
+        (DataType::Int32, Some(raw)) => raw
             .chunks_exact(4)
             .map(|c| i64::from(i32::from_le_bytes(c.try_into().expect("chunks of 4"))))
             .collect(),
-        (Some(INT64), None) => t.int64_data.clone(),
-        (Some(INT32), None) => t.int32_data.iter().map(|&v| i64::from(v)).collect(),
+        (DataType::Int64, None) => t.int64_data.clone(),
+        (DataType::Int32, None) => t.int32_data.iter().map(|&v| i64::from(v)).collect(),
         _ => return None,
     };
     (values.len() == count).then_some(values)

@@ -3,14 +3,10 @@
 //! exporters put in front of NonZero (comparisons, logic, Cast, Expand).
 
 use crate::graph::{int_attr, is_onnx_op, GraphIndex};
+use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as DimValue;
 use nonzero_proto::onnx::{type_proto, GraphProto, NodeProto, ValueInfoProto};
 use std::collections::HashMap;
-
-/// `tensor_proto::DataType::Bool`.
-pub const BOOL: i32 = 9;
-/// `tensor_proto::DataType::Int64`.
-pub const INT64: i32 = 7;
 
 /// One dimension as far as the graph proves it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,7 +187,7 @@ fn infer(
         input(0)
     } else if BOOL_SAME_SHAPE_OPS.contains(&op) {
         TensorInfo {
-            elem_type: Some(BOOL),
+            elem_type: Some(DataType::Bool as i32),
             dims: input(0).dims,
         }
     } else if op == "Cast" {
@@ -202,7 +198,7 @@ fn infer(
     } else if COMPARE_OPS.contains(&op) || ARITHMETIC_OPS.contains(&op) || op == "Where" {
         let first_value = usize::from(op == "Where");
         let elem_type = if COMPARE_OPS.contains(&op) {
-            Some(BOOL)
+            Some(DataType::Bool as i32)
         } else {
             input(first_value).elem_type
         };

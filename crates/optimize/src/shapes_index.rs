@@ -3,7 +3,8 @@
 //! first selection, so its length is the first NonZero's count).
 
 use crate::graph::{int_attr, ints_attr, is_onnx_op, GraphIndex};
-use crate::shapes::{Dim, ShapeTable, TensorInfo, INT64};
+use crate::shapes::{Dim, ShapeTable, TensorInfo};
+use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::{GraphProto, NodeProto};
 
 /// Normalises `axis` for `rank`, `None` when out of range.
@@ -37,7 +38,7 @@ pub fn infer_indexing(
         "NonZero" => {
             let rank = i64::try_from(dims(0)?.len()).ok()?;
             (
-                Some(INT64),
+                Some(DataType::Int64 as i32),
                 vec![Dim::Static(rank), Dim::Fresh(out.clone())],
             )
         }
@@ -114,9 +115,12 @@ pub fn infer_indexing(
                     t.dims.iter().map(|&x| Dim::Static(x)).collect(),
                 )
             } else if let Ok(Some(v)) = ints_attr(node, "value_ints") {
-                (Some(INT64), vec![Dim::Static(v.len() as i64)])
+                (
+                    Some(DataType::Int64 as i32),
+                    vec![Dim::Static(v.len() as i64)],
+                )
             } else if let Ok(Some(_)) = int_attr(node, "value_int") {
-                (Some(INT64), vec![])
+                (Some(DataType::Int64 as i32), vec![])
             } else {
                 return None;
             }

@@ -6,8 +6,8 @@
 
 use super::{chain_text, nonzero_node, Edit, Kind};
 use crate::graph::{describe, fresh_node_name, int_attr, is_onnx_op};
-use crate::shapes::BOOL;
 use crate::trace::{trace, Traced, View};
+use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::NodeProto;
 
 pub fn find(view: &View) -> Option<Edit> {
@@ -65,7 +65,7 @@ pub fn leading_dims_match(view: &View, data: &str, traced: &Traced, k: usize) ->
     let mask = view.shapes.get(&traced.mask);
     let data = view.shapes.get(data);
     let (mask_dims, data_dims) = (mask.dims?, data.dims?);
-    let proven = mask.elem_type == Some(BOOL)
+    let proven = mask.elem_type == Some(DataType::Bool as i32)
         && mask_dims.len() == k
         && data_dims.len() >= k
         && mask_dims.iter().zip(&data_dims).all(|(m, d)| m.same(d));
