@@ -75,6 +75,24 @@ pub fn tensor_ints(t: &TensorProto) -> Option<Vec<i64>> {
     (values.len() == count).then_some(values)
 }
 
+/// The values of a small float tensor (Resize's scales).
+pub fn tensor_floats(t: &TensorProto) -> Option<Vec<f32>> {
+    if !t.external_data.is_empty() || t.data_location == Some(1) {
+        return None;
+    }
+    if DataType::try_from(t.data_type?).ok()? != DataType::Float {
+        return None;
+    }
+    let values: Vec<f32> = match &t.raw_data {
+        Some(raw) => raw
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().expect("chunks of 4")))
+            .collect(),
+        None => t.float_data.clone(),
+    };
+    (values.len() <= MAX_CONST_ELEMENTS).then_some(values)
+}
+
 /// Who writes and who reads every tensor name of one graph.
 #[derive(Debug, Default)]
 pub struct GraphIndex {
@@ -133,6 +151,28 @@ impl GraphIndex {
     /// The node that produces `name`, if any.
     pub fn producer_of<'g>(&self, graph: &'g GraphProto, name: &str) -> Option<&'g NodeProto> {
         self.producer.get(name).map(|&i| &graph.node[i])
+    }
+
+    /// The float values of `name` when it is a constant (as for [`Self::const_ints`]).
+    pub fn const_floats(&self, graph: &GraphProto, name: &str) -> Option<Vec<f32>> {
+        self.constant(graph, name).and_then(tensor_floats)
+    }
+
+    /// The tensor `name` holds when it is an initializer no input overrides, or a Constant's
+    /// `value`.
+    fn constant<'g>(&self, graph: &'g GraphProto, name: &str) -> Option<&'g TensorProto> {
+        if let Some(node) = self.producer_of(graph, name) {
+            return is_onnx_op(node, "Constant")
+                .then(|| attr(node, "value").and_then(|a| a.t.as_ref()))
+                .flatten();
+        }
+        if self.graph_inputs.contains(name) {
+            return None;
+        }
+        graph
+            .initializer
+            .iter()
+            .find(|t| t.name.as_deref() == Some(name))
     }
 
     /// The integer values of `name` when it is an initializer (not overridable by an input) or the

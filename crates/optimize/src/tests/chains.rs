@@ -24,7 +24,8 @@ fn nonzero_transpose_becomes_argwhere() {
         .any(|o| o.domain.as_deref() == Some("nonzero") && o.version == Some(1)));
     assert_eq!(
         report.summary(),
-        "1 rewrite: 1 NonZero -> Transpose as ArgWhere; 1 node removed; 1 graph searched"
+        "1 NonZero: 1 rewritten, 0 left\n\
+         1 rewrite: 1 NonZero -> Transpose as ArgWhere; 1 node removed; 1 graph searched"
     );
 }
 

@@ -22,7 +22,7 @@ fn chain(mask: ValueInfoProto, data: ValueInfoProto, gather_attrs: Vec<Attribute
 
 #[test]
 fn unknown_rank_or_scalar_is_left_alone() {
-    for dims in [None, Some(&[][..])] {
+    for (dims, reason) in [(None, "unknown-rank"), (Some(&[][..]), "scalar-input")] {
         let bytes = chain(
             value("m", DataType::Bool, dims),
             value("x", DataType::Float, Some(&["3"])),
@@ -33,9 +33,34 @@ fn unknown_rank_or_scalar_is_left_alone() {
         assert!(report.rewrites.is_empty());
         assert_eq!(
             report.summary(),
-            "nothing to rewrite (1 graph searched); model unchanged"
+            format!(
+                "1 NonZero: 0 rewritten, 1 left\nleft: 1 {reason}\n\
+                 0 rewrites; 0 nodes removed; 1 graph searched; model unchanged"
+            )
         );
+        assert_eq!(report.left.len(), 1);
+        assert_eq!(report.left[0].reason.code(), reason);
+        assert_eq!(report.left[0].node, "NonZero_nz");
     }
+}
+
+#[test]
+fn a_model_without_nonzero_has_nothing_to_rewrite() {
+    let bytes = model(
+        graph(
+            vec![node("Relu", &["x"], &["y"], vec![])],
+            vec![value("x", DataType::Float, Some(&["3"]))],
+            &["y"],
+            vec![],
+        ),
+        17,
+    );
+    let (out, report) = optimize(&bytes).unwrap();
+    assert_eq!(out, bytes);
+    assert_eq!(
+        report.summary(),
+        "nothing to rewrite: the model has no NonZero (1 graph searched); model unchanged"
+    );
 }
 
 #[test]

@@ -2,7 +2,9 @@
 
 mod bad_input;
 mod chains;
+mod functions;
 mod guards;
+mod inference;
 
 use crate::{optimize, Report};
 use nonzero_proto::onnx::attribute_proto::AttributeType;
