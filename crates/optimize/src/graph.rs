@@ -93,6 +93,17 @@ pub fn tensor_floats(t: &TensorProto) -> Option<Vec<f32>> {
     (values.len() <= MAX_CONST_ELEMENTS).then_some(values)
 }
 
+/// The values of a small integer tensor, or of a float one whose values are all integers
+/// (Range bounds and steps exported as floats).
+pub fn tensor_integral(t: &TensorProto) -> Option<Vec<i64>> {
+    tensor_ints(t).or_else(|| {
+        tensor_floats(t)?
+            .into_iter()
+            .map(|f| (f.fract() == 0.0 && f.abs() < 16_777_216.0).then_some(f as i64))
+            .collect()
+    })
+}
+
 /// Who writes and who reads every tensor name of one graph.
 #[derive(Debug, Default)]
 pub struct GraphIndex {

@@ -141,7 +141,8 @@ impl Pass<'_> {
             } else if rank.is_none() && shapes.get(mask).rank() == Some(0) {
                 (Reason::ScalarInput, shape)
             } else if rank.is_none() {
-                (Reason::UnknownRank, shape)
+                let origin = unknown_origin(graph, &index, shapes, mask);
+                (Reason::UnknownRank, format!("{shape}; {origin}"))
             } else {
                 let readers = readers_text(graph, &index, out);
                 if self.options.nonzero_domain {
@@ -178,6 +179,37 @@ impl Pass<'_> {
             self.report.moved_to_domain += 1;
         }
     }
+}
+
+/// Where an unknown rank comes from: the first node upstream of `name` whose output rank the
+/// inference could not prove although every input's is known (an op it does not cover).
+fn unknown_origin(
+    graph: &GraphProto,
+    index: &GraphIndex,
+    shapes: &ShapeTable,
+    name: &str,
+) -> String {
+    let mut seen = HashSet::new();
+    let mut todo = vec![name.to_string()];
+    while let Some(tensor) = todo.pop() {
+        if !seen.insert(tensor.clone()) || seen.len() > 10_000 {
+            continue;
+        }
+        let Some(node) = index.producer_of(graph, &tensor) else {
+            return format!("{tensor} is an input or outer value of unknown rank");
+        };
+        let unknown: Vec<&String> = node
+            .input
+            .iter()
+            .filter(|i| !i.is_empty() && shapes.get(i).rank().is_none())
+            .collect();
+        if unknown.is_empty() {
+            let op = node.op_type.as_deref().unwrap_or("?");
+            return format!("the inference stops at {op} {}", describe(node));
+        }
+        todo.extend(unknown.into_iter().cloned());
+    }
+    "origin not found".to_string()
 }
 
 /// The readers of `name`, for reports: op types, a graph output, a subgraph.

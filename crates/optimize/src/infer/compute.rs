@@ -91,20 +91,28 @@ pub fn infer_compute(op: &str, ctx: &Ctx) -> Option<Vec<Option<TensorInfo>>> {
             };
             vec![info(elem, d.clone()), info(INT64, d)]
         }
-        "Range" => {
-            let size = match (ctx.static_ints(0), ctx.static_ints(1), ctx.static_ints(2)) {
-                (Some(s), Some(l), Some(d)) if s.len() == 1 && l.len() == 1 && d == [1] => {
-                    Dim::from((l[0] - s[0]).max(0))
-                }
-                // Data-dependent: a size equal only to itself.
-                _ => ctx.fresh(0, 0),
-            };
-            vec![info(elem, vec![size])]
-        }
+        "Range" => vec![info(
+            elem,
+            vec![range_length(ctx).unwrap_or_else(|| ctx.fresh(0, 0))],
+        )],
         "NonMaxSuppression" => vec![info(INT64, vec![ctx.fresh(0, 0), Dim::from(3)])],
         _ => return None,
     };
     Some(outputs)
+}
+
+/// Range's length `ceil((limit - start) / delta)` for a positive static delta, when
+/// `limit - start` is provably not negative (a sum of sizes); else unknown (data-dependent).
+fn range_length(ctx: &Ctx) -> Option<Dim> {
+    let (start, limit, delta) = (ctx.values(0)?, ctx.values(1)?, ctx.static_ints(2)?);
+    let ([start], [limit], [delta]) = (&start[..], &limit[..], &delta[..]) else {
+        return None;
+    };
+    let span = limit.sub(start);
+    if let Some(s) = span.as_static() {
+        return Some(Dim::from(s.max(0)).ceil_div(&Dim::from(*delta)));
+    }
+    (*delta > 0 && span.non_negative()).then(|| span.ceil_div(&Dim::from(*delta)))
 }
 
 /// Conv (`with_weights`) and pooling: `[N, M or C, spatial...]`, each spatial size

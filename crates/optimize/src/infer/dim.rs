@@ -64,6 +64,11 @@ impl Dim {
         self.0.keys().flatten().any(|a| a.contains('?'))
     }
 
+    /// How many terms: a bound on the work and text an expression may grow to.
+    pub fn terms(&self) -> usize {
+        self.0.len()
+    }
+
     /// True when every coefficient is non-negative (a sum of products of sizes is a size).
     pub fn non_negative(&self) -> bool {
         self.0.values().all(|&c| c >= 0)

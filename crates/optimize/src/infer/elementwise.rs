@@ -63,6 +63,9 @@ const SAME_SHAPE_OPS: &[&str] = &[
     "Trilu",
     "BitwiseNot",
 ];
+/// Ops whose output 0 has input 0's shape but an element type of their own (attribute `dtype`,
+/// else input 0's).
+const RANDOM_LIKE_OPS: &[&str] = &["RandomNormalLike", "RandomUniformLike", "Bernoulli"];
 /// Same shape, bool output.
 const BOOL_SAME_SHAPE_OPS: &[&str] = &["IsNaN", "IsInf", "Not"];
 /// Broadcasting, bool output.
@@ -134,6 +137,14 @@ pub fn infer_elementwise(op: &str, ctx: &Ctx) -> Option<TensorInfo> {
     } else if BOOL_SAME_SHAPE_OPS.contains(&op) {
         TensorInfo {
             elem_type: BOOL,
+            dims: ctx.dims(0),
+        }
+    } else if RANDOM_LIKE_OPS.contains(&op) {
+        TensorInfo {
+            elem_type: match ctx.int("dtype", 0)? {
+                0 => ctx.elem(0),
+                t => Some(t as i32),
+            },
             dims: ctx.dims(0),
         }
     } else if op == "Cast" {

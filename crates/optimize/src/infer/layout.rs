@@ -154,11 +154,25 @@ fn reshape(ctx: &Ctx) -> Option<Vec<Dim>> {
         }
     }
     if let Some(i) = infer_at {
-        let total = Dim::product(input.as_ref()?);
-        let known = Dim::product(&dims);
-        dims[i] = total.exact_div(&known).unwrap_or_else(|| ctx.fresh(0, i));
+        dims[i] = remaining(input.as_ref()?, &dims).unwrap_or_else(|| ctx.fresh(0, i));
     }
     Some(dims)
+}
+
+/// The product of `total` divided by the product of `known`: equal factors cancel first (a
+/// view that keeps `N, H, W` and splits `C`), then what is left must divide exactly.
+fn remaining(total: &[Dim], known: &[Dim]) -> Option<Dim> {
+    let mut left: Vec<&Dim> = total.iter().collect();
+    let mut divisor = Dim::from(1);
+    for k in known {
+        match left.iter().position(|t| *t == k) {
+            Some(at) => {
+                left.remove(at);
+            }
+            None => divisor = divisor.mul(k),
+        }
+    }
+    Dim::product(left).exact_div(&divisor)
 }
 
 /// Squeeze with axes removes them; without axes it removes every size-1 axis, which is known

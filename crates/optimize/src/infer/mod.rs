@@ -9,16 +9,21 @@
 mod compute;
 pub mod dim;
 mod elementwise;
+mod fallback;
 mod index;
 mod layout;
 mod values;
 
 pub use dim::Dim;
 
-use crate::graph::{int_attr, is_onnx_op, tensor_ints, GraphIndex};
+use crate::graph::{int_attr, is_onnx_op, tensor_integral, GraphIndex};
 use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as DimValue;
 use nonzero_proto::onnx::{type_proto, GraphProto, NodeProto, ValueInfoProto};
 use std::collections::HashMap;
+
+/// The largest size expression kept: terms, and characters of canonical text.
+const MAX_TERMS: usize = 64;
+const MAX_TEXT: usize = 20_000;
 
 /// Element type and shape of one tensor, each `None` where unknown.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -94,7 +99,7 @@ impl ShapeTable {
                     dims: Some(t.dims.iter().map(|&d| Dim::from(d)).collect()),
                 },
             );
-            if let Some(v) = tensor_ints(t) {
+            if let Some(v) = tensor_integral(t) {
                 table
                     .values
                     .insert(name.clone(), v.into_iter().map(Dim::from).collect());
@@ -186,7 +191,14 @@ impl ShapeTable {
             }
             let inferred = infos.get(slot).cloned().flatten().unwrap_or_default();
             let declared = declarations.get(out.as_str()).and_then(|vi| declared(vi));
-            let info = self.reconcile(out, inferred, declared);
+            let mut info = self.reconcile(out, inferred, declared);
+            // Expressions past a bound become fresh sizes: the proofs compare sizes exporters
+            // build from a few convolutions, and the work must stay linear in the graph.
+            for (axis, d) in info.dims.iter_mut().flatten().enumerate() {
+                if d.terms() > MAX_TERMS || d.to_string().len() > MAX_TEXT {
+                    *d = Dim::fresh(&format!("{out}.{axis}"));
+                }
+            }
             self.infos.insert(out.clone(), info);
         }
         if let (Some(out), Some(v)) = (node.output.first(), values) {
@@ -385,5 +397,8 @@ fn infer_outputs(op: &str, ctx: &Ctx) -> Vec<Option<TensorInfo>> {
     if let Some(infos) = compute::infer_compute(op, ctx) {
         return infos;
     }
-    elementwise::infer_elementwise(op, ctx).map_or_else(Vec::new, |i| vec![Some(i)])
+    if let Some(info) = elementwise::infer_elementwise(op, ctx) {
+        return vec![Some(info)];
+    }
+    fallback::rank_only(op, ctx).unwrap_or_default()
 }

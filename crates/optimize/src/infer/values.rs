@@ -2,7 +2,7 @@
 //! `Concat`, arithmetic and `Where(Equal(s, -1), 1, s)` before Reshape, Expand, TopK, Range.
 
 use super::{axis_in, Ctx, Dim};
-use crate::graph::{attr, int_attr, ints_attr, tensor_ints};
+use crate::graph::{attr, int_attr, ints_attr, tensor_integral, tensor_ints};
 use nonzero_proto::onnx::tensor_proto::DataType;
 
 /// Longest value list tracked (shapes and axes are short).
@@ -16,7 +16,7 @@ pub fn infer_values(op: &str, ctx: &Ctx) -> Option<Vec<Dim>> {
         } else if let Ok(Some(v)) = int_attr(ctx.node, "value_int") {
             vec![v]
         } else {
-            tensor_ints(attr(ctx.node, "value")?.t.as_ref()?)?
+            tensor_integral(attr(ctx.node, "value")?.t.as_ref()?)?
         }
         .into_iter()
         .map(Dim::from)
@@ -31,8 +31,17 @@ pub fn infer_values(op: &str, ctx: &Ctx) -> Option<Vec<Dim>> {
         // Integer casts keep values; a cast to bool or float is not tracked.
         "Cast" => {
             let to = ctx.int("to", 0)?;
-            let integer = [DataType::Int32 as i64, DataType::Int64 as i64].contains(&to);
-            integer.then(|| ctx.values(0))??
+            // Integers keep their values; so do sizes cast to float (exact below 2^24, far
+            // beyond any axis an anchor grid or a Range is built over).
+            let kept = [
+                DataType::Int32,
+                DataType::Int64,
+                DataType::Float,
+                DataType::Double,
+            ];
+            kept.iter()
+                .any(|&t| t as i64 == to)
+                .then(|| ctx.values(0))??
         }
         "Concat" => (0..ctx.node.input.len())
             .map(|i| ctx.values(i))
@@ -100,6 +109,8 @@ pub fn infer_values(op: &str, ctx: &Ctx) -> Option<Vec<Dim>> {
 fn arithmetic(op: &str, ctx: &Ctx) -> Option<Vec<Dim>> {
     let (a, b) = (ctx.values(0)?, ctx.values(1)?);
     let n = a.len().max(b.len());
+    let integer =
+        [DataType::Int32 as i32, DataType::Int64 as i32].contains(&ctx.elem(0).unwrap_or(0));
     if (a.len() != n && a.len() != 1) || (b.len() != n && b.len() != 1) {
         return None;
     }
@@ -111,9 +122,13 @@ fn arithmetic(op: &str, ctx: &Ctx) -> Option<Vec<Dim>> {
                 "Add" => Some(x.add(y)),
                 "Sub" => Some(x.sub(y)),
                 "Mul" => Some(x.mul(y)),
-                // Integer division truncates; exact or both numbers only.
+                // Integer division truncates (float values here are integral: a float quotient
+                // is tracked only when exact).
                 "Div" => match (x.as_static(), y.as_static()) {
-                    (Some(p), Some(q)) if q != 0 => Some(Dim::from(p / q)),
+                    (Some(p), Some(q)) if q != 0 && (p % q == 0 || integer) => {
+                        Some(Dim::from(p / q))
+                    }
+                    (Some(_), Some(_)) => None,
                     _ => x.exact_div(y),
                 },
                 "Max" | "Min" => {

@@ -5,6 +5,7 @@ mod chains;
 mod functions;
 mod guards;
 mod inference;
+mod inference_ops;
 
 use crate::{optimize, Report};
 use nonzero_proto::onnx::attribute_proto::AttributeType;
