@@ -7,6 +7,7 @@
 //! type disagrees with the inference, the tensor is marked conflicted and neither is trusted.
 
 mod compute;
+mod ctx;
 pub mod dim;
 mod elementwise;
 mod fallback;
@@ -14,9 +15,10 @@ mod index;
 mod layout;
 mod values;
 
+pub use ctx::{axis_in, Ctx};
 pub use dim::Dim;
 
-use crate::graph::{int_attr, is_onnx_op, tensor_integral, GraphIndex};
+use crate::graph::{is_onnx_op, tensor_integral, GraphIndex};
 use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as DimValue;
 use nonzero_proto::onnx::{type_proto, GraphProto, NodeProto, ValueInfoProto};
 use std::collections::HashMap;
@@ -171,7 +173,9 @@ impl ShapeTable {
         declarations: &HashMap<&str, &ValueInfoProto>,
     ) {
         let op = node.op_type.as_deref().unwrap_or("");
-        let inferred = if is_onnx_op(node, op) {
+        let inferred = if is_onnx_op(node, "If") {
+            (self.infer_if(node), None)
+        } else if is_onnx_op(node, op) {
             let ctx = Ctx {
                 node,
                 table: self,
@@ -206,6 +210,55 @@ impl ShapeTable {
                 self.values.insert(out.clone(), v);
             }
         }
+    }
+
+    /// An If's outputs: what both branches agree on (element type, rank, equal sizes), the
+    /// other sizes fresh.
+    fn infer_if(&self, node: &NodeProto) -> Vec<Option<TensorInfo>> {
+        let branch = |name: &str| {
+            let g = node
+                .attribute
+                .iter()
+                .find(|a| a.name.as_deref() == Some(name))?
+                .g
+                .as_ref()?;
+            let table =
+                ShapeTable::for_graph(g, &GraphIndex::new(g), Some(self), BodyInputs::Declared);
+            Some(
+                g.output
+                    .iter()
+                    .map(|o| table.get(o.name.as_deref().unwrap_or("")))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let (Some(then), Some(other)) = (branch("then_branch"), branch("else_branch")) else {
+            return vec![];
+        };
+        let out = |slot: usize| node.output.get(slot).map_or("", String::as_str);
+        then.into_iter()
+            .zip(other)
+            .enumerate()
+            .map(|(slot, (a, b))| {
+                let dims = match (a.dims, b.dims) {
+                    (Some(x), Some(y)) if x.len() == y.len() => Some(
+                        x.into_iter()
+                            .zip(y)
+                            .enumerate()
+                            .map(|(axis, (p, q))| {
+                                if p == q {
+                                    p
+                                } else {
+                                    Dim::fresh(&format!("{}.{axis}", out(slot)))
+                                }
+                            })
+                            .collect(),
+                    ),
+                    _ => None,
+                };
+                let elem_type = a.elem_type.filter(|_| a.elem_type == b.elem_type);
+                Some(TensorInfo { elem_type, dims })
+            })
+            .collect()
     }
 
     /// The inferred facts, completed by the declared ones; a disagreement (different element
@@ -314,76 +367,6 @@ fn declared(vi: &ValueInfoProto) -> Option<Declared> {
         elem_type: t.elem_type.filter(|&e| e != 0),
         dims,
     })
-}
-
-/// One node under inference: its inputs' facts and its constant operands.
-pub struct Ctx<'a> {
-    pub node: &'a NodeProto,
-    pub table: &'a ShapeTable,
-    pub graph: &'a GraphProto,
-    pub index: &'a GraphIndex,
-}
-
-impl Ctx<'_> {
-    /// What is known about input `slot` (nothing for a missing or empty input).
-    pub fn input(&self, slot: usize) -> TensorInfo {
-        match self.node.input.get(slot) {
-            Some(n) if !n.is_empty() => self.table.get(n),
-            _ => TensorInfo::default(),
-        }
-    }
-
-    pub fn dims(&self, slot: usize) -> Option<Vec<Dim>> {
-        self.input(slot).dims
-    }
-
-    pub fn elem(&self, slot: usize) -> Option<i32> {
-        self.input(slot).elem_type
-    }
-
-    /// True when input `slot` is given (present and not empty).
-    pub fn has_input(&self, slot: usize) -> bool {
-        self.node.input.get(slot).is_some_and(|n| !n.is_empty())
-    }
-
-    /// The proven values of input `slot`.
-    pub fn values(&self, slot: usize) -> Option<Vec<Dim>> {
-        let name = self.node.input.get(slot).filter(|n| !n.is_empty())?;
-        self.table.values(name).map(<[Dim]>::to_vec)
-    }
-
-    /// The static integer values of input `slot`.
-    pub fn static_ints(&self, slot: usize) -> Option<Vec<i64>> {
-        self.values(slot)?.iter().map(Dim::as_static).collect()
-    }
-
-    /// An INTS attribute, else (newer opsets) the static values of input `slot`.
-    pub fn ints_or_input(&self, attr: &str, slot: usize) -> Option<Option<Vec<i64>>> {
-        match crate::graph::ints_attr(self.node, attr) {
-            Ok(Some(v)) => Some(Some(v)),
-            Ok(None) if self.has_input(slot) => self.static_ints(slot).map(Some),
-            Ok(None) => Some(None),
-            Err(()) => None,
-        }
-    }
-
-    /// An INT attribute with its default (`None` when present but malformed).
-    pub fn int(&self, name: &str, default: i64) -> Option<i64> {
-        int_attr(self.node, name).ok().map(|v| v.unwrap_or(default))
-    }
-
-    /// A fresh size for axis `axis` of output `slot`.
-    pub fn fresh(&self, slot: usize, axis: usize) -> Dim {
-        let out = self.node.output.get(slot).map_or("", String::as_str);
-        Dim::fresh(&format!("{out}.{axis}"))
-    }
-}
-
-/// Normalises `axis` for `rank`, `None` when out of range.
-pub fn axis_in(axis: i64, rank: usize) -> Option<usize> {
-    let r = i64::try_from(rank).ok()?;
-    let a = if axis < 0 { axis + r } else { axis };
-    (0..r).contains(&a).then_some(a as usize)
 }
 
 /// What each output of `op` is, as far as proven (`None` entries unknown).

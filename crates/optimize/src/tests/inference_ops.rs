@@ -12,6 +12,16 @@ fn scalar(name: &str, v: i64) -> TensorProto {
     }
 }
 
+fn float_scalar(name: &str, v: f32) -> TensorProto {
+    TensorProto {
+        dims: vec![],
+        data_type: Some(DataType::Float as i32),
+        name: Some(name.into()),
+        raw_data: Some(v.to_le_bytes().to_vec()),
+        ..Default::default()
+    }
+}
+
 /// `NonZero(mask) -> Transpose -> GatherND(data, .)` -> `y`, after `nodes`.
 fn with_chain(mut nodes: Vec<NodeProto>, mask: &str, data: &str) -> Vec<NodeProto> {
     nodes.extend([
@@ -49,23 +59,14 @@ fn range_over_a_size_and_a_channel_view() {
         "mask",
         "data",
     );
-    let float_scalar = |name: &str| TensorProto {
-        dims: vec![],
-        data_type: Some(DataType::Float as i32),
-        name: Some(name.into()),
-        raw_data: Some(vec![0; 4]),
-        ..Default::default()
-    };
-    let mut one_f = float_scalar("one_f");
-    one_f.raw_data = Some(1f32.to_le_bytes().to_vec());
     let g = graph(
         nodes,
         vec![value("x", DataType::Float, Some(&["1", "6", "H", "W"]))],
         &["y"],
         vec![
             scalar("three", 3),
-            float_scalar("zero_f"),
-            one_f,
+            float_scalar("zero_f", 0.0),
+            float_scalar("one_f", 1.0),
             int64s("view", &[0, -1, 2, 0]),
         ],
     );
@@ -92,13 +93,7 @@ fn resize_to_unknown_sizes_keeps_the_rank() {
         "mask",
         "x",
     );
-    let zero = TensorProto {
-        dims: vec![],
-        data_type: Some(DataType::Float as i32),
-        name: Some("zero_f".into()),
-        raw_data: Some(vec![0; 4]),
-        ..Default::default()
-    };
+    let zero = float_scalar("zero_f", 0.0);
     let g = graph(
         nodes,
         vec![
@@ -113,4 +108,51 @@ fn resize_to_unknown_sizes_keeps_the_rank() {
     assert_eq!(main_listing(&m).last().unwrap(), "GatherND(x,t)->y");
     let kept: Vec<Reason> = report.left.iter().map(|l| l.reason).collect();
     assert_eq!(kept, [Reason::SizesNotProven]);
+}
+
+/// An If's output has what both branches agree on: a mask computed from x in both is x's shape.
+#[test]
+fn if_outputs_what_both_branches_agree_on() {
+    let branch = |op: &str, out: &str, data_shape_kept: bool| {
+        let other = if data_shape_kept { "zero_f" } else { "row" };
+        graph(
+            vec![node(op, &["x", other], &[out], vec![])],
+            vec![],
+            &[out],
+            vec![],
+        )
+    };
+    for (kept, rewritten) in [(true, true), (false, false)] {
+        let nodes = with_chain(
+            vec![node(
+                "If",
+                &["c"],
+                &["mask"],
+                vec![
+                    graph_attr("then_branch", branch("Greater", "a", true)),
+                    graph_attr("else_branch", branch("Less", "b", kept)),
+                ],
+            )],
+            "mask",
+            "x",
+        );
+        let zero = float_scalar("zero_f", 0.0);
+        let g = graph(
+            nodes,
+            vec![
+                value("c", DataType::Bool, Some(&[])),
+                value("x", DataType::Float, Some(&["N", "1"])),
+                value("row", DataType::Float, Some(&["5"])),
+            ],
+            &["y"],
+            vec![zero],
+        );
+        let (m, _) = run(&model(g, 17));
+        let last = main_listing(&m).pop().unwrap();
+        assert_eq!(
+            last == "nonzero.BooleanMask(x,mask)->y",
+            rewritten,
+            "{last}"
+        );
+    }
 }
