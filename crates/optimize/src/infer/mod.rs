@@ -151,6 +151,11 @@ impl ShapeTable {
         table
     }
 
+    /// What is known about `name`, borrowed (the pattern search asks often; sizes can be long).
+    pub fn info(&self, name: &str) -> Option<&TensorInfo> {
+        self.infos.get(name)
+    }
+
     pub fn get(&self, name: &str) -> TensorInfo {
         self.infos.get(name).cloned().unwrap_or_default()
     }
