@@ -178,27 +178,35 @@ impl ShapeTable {
         declarations: &HashMap<&str, &ValueInfoProto>,
     ) {
         let op = node.op_type.as_deref().unwrap_or("");
-        let inferred = if is_onnx_op(node, "If") {
+        let ctx = Ctx {
+            node,
+            table: self,
+            graph,
+            index,
+        };
+        let (infos, values) = if is_onnx_op(node, "If") {
             (self.infer_if(node), None)
         } else if is_onnx_op(node, op) {
-            let ctx = Ctx {
-                node,
-                table: self,
-                graph,
-                index,
-            };
-            let infos = infer_outputs(op, &ctx);
-            let values = values::infer_values(op, &ctx);
-            (infos, values)
+            (infer_outputs(op, &ctx), values::infer_values(op, &ctx))
         } else {
             (vec![], None)
         };
-        let (infos, values) = inferred;
+        // Downstream of a contradiction the declarations are not trusted either.
+        let tainted = node.input.iter().find_map(|i| {
+            self.conflicts
+                .get(i)
+                .map(|c| format!("computed from {i}, where {c}"))
+        });
         for (slot, out) in node.output.iter().enumerate() {
             if out.is_empty() {
                 continue;
             }
             let inferred = infos.get(slot).cloned().flatten().unwrap_or_default();
+            if let Some(taint) = &tainted {
+                self.conflicts.insert(out.clone(), taint.clone());
+                self.infos.insert(out.clone(), inferred);
+                continue;
+            }
             let declared = declarations.get(out.as_str()).and_then(|vi| declared(vi));
             let mut info = self.reconcile(out, inferred, declared);
             // Expressions past a bound become fresh sizes: the proofs compare sizes exporters

@@ -284,6 +284,29 @@ fn value_info_disagreeing_with_inference_leaves_the_chain() {
     );
 }
 
+/// Downstream of a contradiction, declarations are not trusted either.
+#[test]
+fn declarations_downstream_of_a_conflict_are_not_trusted() {
+    let nodes = vec![
+        node("Greater", &["x", "zero"], &["first"], vec![]),
+        node("Not", &["first"], &["mask"], vec![]),
+    ];
+    let mut m = ModelProto::decode(mask_of_x_model(None, nodes, &["3"]).as_slice()).unwrap();
+    let g = m.graph.as_mut().unwrap();
+    g.value_info
+        .push(value("first", DataType::Bool, Some(&["4"])));
+    g.value_info
+        .push(value("mask", DataType::Bool, Some(&["3"])));
+    let bytes = m.encode_to_vec();
+    let (out, report) = optimize(&bytes).unwrap();
+    assert_eq!(out, bytes);
+    assert_eq!(
+        reasons(&report),
+        [("NonZero".to_string(), Reason::Conflict)]
+    );
+    assert!(report.left[0].detail.contains("computed from first"));
+}
+
 /// Loop-carried values change shape between iterations: their declared shapes are not used.
 #[test]
 fn loop_carried_values_are_not_trusted() {
