@@ -6,10 +6,13 @@
 //! data is the model (the seed corpus in seeds/optimize holds the committed exporter models,
 //! which libFuzzer mutates). From 128 up, one of the embedded real models with bytes
 //! overwritten at offsets the rest of the data chooses (mutations that keep most of the protobuf
-//! framing, so the graph-level code sees many valid-looking models).
+//! framing, so the graph-level code sees many valid-looking models). Bit 6 of that byte first
+//! strips the model's `value_info` and output types, so the rewriter's own inference carries
+//! the proofs (real TorchScript exports have none); bit 5 turns on `nonzero_domain`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use nonzero_optimize::Options;
 use nonzero_proto::onnx::ModelProto;
 use nonzero_proto::Message;
 
@@ -21,12 +24,28 @@ const MODELS: [&[u8]; 5] = [
     include_bytes!("../../models/rewrite-variants/where_gather_opset9.onnx"),
 ];
 
-fn check(model: &[u8]) {
-    if let Ok((out, _report)) = nonzero_optimize::optimize(model) {
+fn check(model: &[u8], options: &Options) {
+    if let Ok((out, report)) = nonzero_optimize::optimize_with(model, options) {
         let parsed = ModelProto::decode(out.as_slice()).expect("the rewriter's output parses");
         assert!(parsed.graph.is_some());
-        nonzero_optimize::optimize(&out).expect("the rewriter's output can be rewritten again");
+        // Every NonZero is accounted for: rewritten, moved, or left with a reason.
+        assert!(report.nonzero_left() + report.moved_to_domain <= report.nonzero_nodes);
+        let _ = (report.summary(), report.to_json());
+        nonzero_optimize::optimize_with(&out, options)
+            .expect("the rewriter's output can be rewritten again");
     }
+}
+
+/// The model without `value_info` and without output types.
+fn strip_value_info(model: &[u8]) -> Vec<u8> {
+    let mut m = ModelProto::decode(model).expect("embedded models parse");
+    if let Some(g) = m.graph.as_mut() {
+        g.value_info.clear();
+        for output in &mut g.output {
+            output.r#type = None;
+        }
+    }
+    m.encode_to_vec()
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -34,14 +53,23 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if mode < 128 {
-        check(data);
+        check(data, &Options::default());
         return;
     }
-    let mut model = MODELS[usize::from(mode) % MODELS.len()].to_vec();
+    let options = Options {
+        nonzero_domain: mode & 32 != 0,
+        ..Options::default()
+    };
+    let embedded = MODELS[usize::from(mode) % MODELS.len()];
+    let mut model = if mode & 64 != 0 {
+        strip_value_info(embedded)
+    } else {
+        embedded.to_vec()
+    };
     // Each 3-byte group: a 16-bit offset and the byte to write there.
     for edit in rest.chunks_exact(3) {
         let offset = usize::from(u16::from_le_bytes([edit[0], edit[1]])) % model.len();
         model[offset] = edit[2];
     }
-    check(&model);
+    check(&model, &options);
 });

@@ -1,6 +1,7 @@
 """The nonzero-ort wheel as a user gets it: installed with pip into a fresh virtual environment
 (see conftest.py), never imported from this checkout."""
 
+import json
 import pathlib
 import re
 import subprocess
@@ -215,6 +216,12 @@ for p in map(pathlib.Path, sys.argv[2:]):
     assert nonzero_ort.optimize(str(p)) == by_path
     assert nonzero_ort.optimize(p.read_bytes()) == by_path
     assert nonzero_ort.optimize(bytearray(p.read_bytes())) == by_path
+    rewritten, report = nonzero_ort.optimize(p, report=True)
+    assert rewritten == by_path
+    (out / (p.name + ".json")).write_text(json.dumps(report))
+    unchanged, cuda = nonzero_ort.optimize(p, report=True, provider="cuda")
+    assert unchanged == p.read_bytes() and "nothing rewritten" in cuda["note"]
+    assert nonzero_ort.optimize(p, nonzero_domain=True) == by_path  # no NonZero is left here
     (out / p.name).write_bytes(by_path)
     results[p.name] = len(by_path)
 print(json.dumps(results))
@@ -223,7 +230,8 @@ print(json.dumps(results))
 
 def test_optimize_is_the_cli_rewriter(venv, tmp_path):
     """nonzero_ort.optimize (the Rust crate in the wheel's library, through ctypes) gives
-    byte for byte what `nonzero optimize` writes, for bytes, str and PathLike arguments."""
+    byte for byte what `nonzero optimize` writes, for bytes, str and PathLike arguments, and
+    with report=True the report `--report-json` writes."""
     cli = ROOT / "target/release/nonzero"
     models = sorted((ROOT / "models/exported").glob("*.onnx"))
     assert len(models) >= 16
@@ -231,8 +239,11 @@ def test_optimize_is_the_cli_rewriter(venv, tmp_path):
     assert sorted(got) == [m.name for m in models]
     for m in models:
         want = tmp_path / ("cli_" + m.name)
-        subprocess.run([str(cli), "optimize", str(m), str(want)], check=True, capture_output=True)
+        report = tmp_path / ("cli_" + m.name + ".json")
+        subprocess.run([str(cli), "optimize", str(m), str(want), "--report-json", str(report)],
+                       check=True, capture_output=True)
         assert (tmp_path / m.name).read_bytes() == want.read_bytes(), m.name
+        assert json.loads((tmp_path / (m.name + ".json")).read_text()) == json.loads(report.read_text())
         assert (tmp_path / m.name).read_bytes() != m.read_bytes(), f"{m.name} was not rewritten"
 
 

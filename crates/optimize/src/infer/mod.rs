@@ -1,0 +1,400 @@
+//! What the graph proves about each tensor's element type and shape, without needing the
+//! exporter's `value_info`: declared facts (inputs, initializers, value infos) checked against a
+//! forward inference through the ops real exports use, with symbolic sizes ([`Dim`]) and the
+//! values of small integer tensors (shape arithmetic: `Shape -> Gather -> Concat -> Reshape`).
+//!
+//! Every inferred fact assumes only that the op runs without error. Where a declared shape or
+//! type disagrees with the inference, the tensor is marked conflicted and neither is trusted.
+
+mod compute;
+mod ctx;
+pub mod dim;
+mod elementwise;
+mod fallback;
+mod index;
+mod layout;
+mod values;
+
+pub use ctx::{axis_in, Ctx};
+pub use dim::Dim;
+
+use crate::graph::{is_onnx_op, tensor_integral, GraphIndex};
+use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as DimValue;
+use nonzero_proto::onnx::{type_proto, GraphProto, NodeProto, ValueInfoProto};
+use std::collections::HashMap;
+
+/// The largest size expression kept: terms, and characters of canonical text.
+const MAX_TERMS: usize = 64;
+const MAX_TEXT: usize = 20_000;
+
+/// Element type and shape of one tensor, each `None` where unknown.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TensorInfo {
+    pub elem_type: Option<i32>,
+    pub dims: Option<Vec<Dim>>,
+}
+
+impl TensorInfo {
+    pub fn rank(&self) -> Option<usize> {
+        self.dims.as_ref().map(Vec::len)
+    }
+
+    /// The shape as text for reports: `[N, 4]`, `[?]`, or `unknown rank`.
+    pub fn shape_text(&self) -> String {
+        match &self.dims {
+            None => "unknown rank".to_string(),
+            Some(d) => {
+                let parts: Vec<String> = d
+                    .iter()
+                    .map(|x| {
+                        if x.is_unknown() {
+                            "?".into()
+                        } else {
+                            x.to_string()
+                        }
+                    })
+                    .collect();
+                format!("[{}]", parts.join(", "))
+            }
+        }
+    }
+}
+
+/// Tensor name -> what is known about it.
+#[derive(Debug, Clone, Default)]
+pub struct ShapeTable {
+    infos: HashMap<String, TensorInfo>,
+    /// The values of small integer tensors, flattened (shapes, axes, sizes).
+    values: HashMap<String, Vec<Dim>>,
+    /// Tensors whose declared type or shape disagrees with the inference: name -> both.
+    conflicts: HashMap<String, String>,
+}
+
+/// How far a subgraph's own inputs can be trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyInputs {
+    /// The main graph, If branches (no inputs), functions: as declared.
+    Declared,
+    /// Loop and Scan bodies: loop-carried values change shape between iterations, so their
+    /// declared shapes are not used (element types are).
+    ElementTypeOnly,
+}
+
+impl ShapeTable {
+    /// Everything `graph` declares or implies, on top of `outer` (the enclosing graphs' table).
+    pub fn for_graph(
+        graph: &GraphProto,
+        index: &GraphIndex,
+        outer: Option<&ShapeTable>,
+        body_inputs: BodyInputs,
+    ) -> Self {
+        let mut table = outer.cloned().unwrap_or_default();
+        for t in &graph.initializer {
+            let Some(name) = &t.name else { continue };
+            if index.graph_inputs.contains(name) {
+                continue;
+            }
+            table.infos.insert(
+                name.clone(),
+                TensorInfo {
+                    elem_type: t.data_type,
+                    dims: Some(t.dims.iter().map(|&d| Dim::from(d)).collect()),
+                },
+            );
+            if let Some(v) = tensor_integral(t) {
+                table
+                    .values
+                    .insert(name.clone(), v.into_iter().map(Dim::from).collect());
+            }
+        }
+        for vi in &graph.input {
+            let Some(name) = &vi.name else { continue };
+            let mut info = declared(vi).map(|d| d.fill(name)).unwrap_or_default();
+            if body_inputs == BodyInputs::ElementTypeOnly {
+                info.dims = None;
+            }
+            table.infos.insert(name.clone(), info);
+        }
+        let declarations: HashMap<&str, &ValueInfoProto> = graph
+            .value_info
+            .iter()
+            .chain(&graph.output)
+            .filter_map(|vi| Some((vi.name.as_deref()?, vi)))
+            .collect();
+        for node in &graph.node {
+            table.infer_node(node, graph, index, &declarations);
+        }
+        table
+    }
+
+    /// The inputs of a function body as one call site knows them (`None`: nothing known).
+    /// Sizes that only the caller's graph can name become fresh sizes of the body.
+    pub fn for_call(inputs: &[String], site: Option<&[TensorInfo]>, label: &str) -> Self {
+        let mut table = ShapeTable::default();
+        for (slot, name) in inputs.iter().enumerate() {
+            let info = site.and_then(|s| s.get(slot)).cloned().unwrap_or_default();
+            let dims = info.dims.map(|d| {
+                d.into_iter()
+                    .enumerate()
+                    .map(|(axis, x)| match x.mentions_fresh() {
+                        true => Dim::fresh(&format!("@{label}:{slot}.{axis}")),
+                        false => x,
+                    })
+                    .collect()
+            });
+            let info = TensorInfo {
+                elem_type: info.elem_type,
+                dims,
+            };
+            table.infos.insert(name.clone(), info);
+        }
+        table
+    }
+
+    /// What is known about `name`, borrowed (the pattern search asks often; sizes can be long).
+    pub fn info(&self, name: &str) -> Option<&TensorInfo> {
+        self.infos.get(name)
+    }
+
+    pub fn get(&self, name: &str) -> TensorInfo {
+        self.infos.get(name).cloned().unwrap_or_default()
+    }
+
+    /// The values of a small integer tensor, when the graph proves them.
+    pub fn values(&self, name: &str) -> Option<&[Dim]> {
+        self.values.get(name).map(Vec::as_slice)
+    }
+
+    /// What disagreed, when `name`'s declared type or shape contradicts the inference.
+    pub fn conflict(&self, name: &str) -> Option<&str> {
+        self.conflicts.get(name).map(String::as_str)
+    }
+
+    fn infer_node(
+        &mut self,
+        node: &NodeProto,
+        graph: &GraphProto,
+        index: &GraphIndex,
+        declarations: &HashMap<&str, &ValueInfoProto>,
+    ) {
+        let op = node.op_type.as_deref().unwrap_or("");
+        let ctx = Ctx {
+            node,
+            table: self,
+            graph,
+            index,
+        };
+        let (infos, values) = if is_onnx_op(node, "If") {
+            (self.infer_if(node), None)
+        } else if is_onnx_op(node, op) {
+            (infer_outputs(op, &ctx), values::infer_values(op, &ctx))
+        } else {
+            (vec![], None)
+        };
+        // Downstream of a contradiction the declarations are not trusted either.
+        let tainted = node.input.iter().find_map(|i| {
+            self.conflicts
+                .get(i)
+                .map(|c| format!("computed from {i}, where {c}"))
+        });
+        for (slot, out) in node.output.iter().enumerate() {
+            if out.is_empty() {
+                continue;
+            }
+            let inferred = infos.get(slot).cloned().flatten().unwrap_or_default();
+            if let Some(taint) = &tainted {
+                self.conflicts.insert(out.clone(), taint.clone());
+                self.infos.insert(out.clone(), inferred);
+                continue;
+            }
+            let declared = declarations.get(out.as_str()).and_then(|vi| declared(vi));
+            let mut info = self.reconcile(out, inferred, declared);
+            // Expressions past a bound become fresh sizes: the proofs compare sizes exporters
+            // build from a few convolutions, and the work must stay linear in the graph.
+            for (axis, d) in info.dims.iter_mut().flatten().enumerate() {
+                if d.terms() > MAX_TERMS || d.to_string().len() > MAX_TEXT {
+                    *d = Dim::fresh(&format!("{out}.{axis}"));
+                }
+            }
+            self.infos.insert(out.clone(), info);
+        }
+        if let (Some(out), Some(v)) = (node.output.first(), values) {
+            if !self.conflicts.contains_key(out) {
+                self.values.insert(out.clone(), v);
+            }
+        }
+    }
+
+    /// An If's outputs: what both branches agree on (element type, rank, equal sizes), the
+    /// other sizes fresh.
+    fn infer_if(&self, node: &NodeProto) -> Vec<Option<TensorInfo>> {
+        let branch = |name: &str| {
+            let g = node
+                .attribute
+                .iter()
+                .find(|a| a.name.as_deref() == Some(name))?
+                .g
+                .as_ref()?;
+            let table =
+                ShapeTable::for_graph(g, &GraphIndex::new(g), Some(self), BodyInputs::Declared);
+            Some(
+                g.output
+                    .iter()
+                    .map(|o| table.get(o.name.as_deref().unwrap_or("")))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let (Some(then), Some(other)) = (branch("then_branch"), branch("else_branch")) else {
+            return vec![];
+        };
+        let out = |slot: usize| node.output.get(slot).map_or("", String::as_str);
+        then.into_iter()
+            .zip(other)
+            .enumerate()
+            .map(|(slot, (a, b))| {
+                let dims = match (a.dims, b.dims) {
+                    (Some(x), Some(y)) if x.len() == y.len() => Some(
+                        x.into_iter()
+                            .zip(y)
+                            .enumerate()
+                            .map(|(axis, (p, q))| {
+                                if p == q {
+                                    p
+                                } else {
+                                    Dim::fresh(&format!("{}.{axis}", out(slot)))
+                                }
+                            })
+                            .collect(),
+                    ),
+                    _ => None,
+                };
+                let elem_type = a.elem_type.filter(|_| a.elem_type == b.elem_type);
+                Some(TensorInfo { elem_type, dims })
+            })
+            .collect()
+    }
+
+    /// The inferred facts, completed by the declared ones; a disagreement (different element
+    /// types, ranks or static sizes, or two different proven sizes) leaves the tensor unknown.
+    fn reconcile(
+        &mut self,
+        name: &str,
+        inferred: TensorInfo,
+        declared: Option<Declared>,
+    ) -> TensorInfo {
+        let Some(declared) = declared else {
+            return inferred;
+        };
+        let mut conflict = false;
+        let elem_type = match (inferred.elem_type, declared.elem_type) {
+            (Some(a), Some(b)) if a != b => {
+                conflict = true;
+                None
+            }
+            (a, b) => a.or(b),
+        };
+        let dims = match (&inferred.dims, &declared.dims) {
+            (None, Some(_)) => Some(declared.clone().fill(name).dims.unwrap_or_default()),
+            (Some(i), Some(d)) if i.len() != d.len() => {
+                conflict = true;
+                None
+            }
+            (Some(i), Some(d)) => Some(
+                i.iter()
+                    .zip(d)
+                    .enumerate()
+                    .map(|(axis, (i, d))| match d {
+                        None => i.clone(),
+                        Some(d) if d == i => i.clone(),
+                        Some(d) if i.is_unknown() => d.clone(),
+                        // Two different numbers: provably contradictory.
+                        Some(d) if d.as_static().is_some() && i.as_static().is_some() => {
+                            conflict = true;
+                            Dim::fresh(&format!("{name}.{axis}"))
+                        }
+                        // A name against a proven size: not a contradiction; the proof wins.
+                        Some(_) => i.clone(),
+                    })
+                    .collect(),
+            ),
+            (dims, None) => dims.clone(),
+        };
+        if conflict {
+            self.conflicts.insert(
+                name.to_string(),
+                format!(
+                    "declared {} but inferred {}",
+                    declared.fill(name).shape_text(),
+                    inferred.shape_text()
+                ),
+            );
+            // Trust neither: keep only the rank both agree on, with unknown sizes.
+            let rank = dims.as_ref().map(Vec::len);
+            return TensorInfo {
+                elem_type,
+                dims: rank.map(|r| (0..r).map(|a| Dim::fresh(&format!("{name}.{a}"))).collect()),
+            };
+        }
+        TensorInfo { elem_type, dims }
+    }
+}
+
+/// A declared tensor type: sizes are `None` where the declaration names none.
+#[derive(Debug, Clone)]
+struct Declared {
+    elem_type: Option<i32>,
+    dims: Option<Vec<Option<Dim>>>,
+}
+
+impl Declared {
+    /// As a [`TensorInfo`], unnamed sizes becoming fresh sizes of `name`.
+    fn fill(self, name: &str) -> TensorInfo {
+        TensorInfo {
+            elem_type: self.elem_type,
+            dims: self.dims.map(|d| {
+                d.into_iter()
+                    .enumerate()
+                    .map(|(axis, x)| x.unwrap_or_else(|| Dim::fresh(&format!("{name}.{axis}"))))
+                    .collect()
+            }),
+        }
+    }
+}
+
+/// The tensor type a value info declares.
+fn declared(vi: &ValueInfoProto) -> Option<Declared> {
+    let Some(type_proto::Value::TensorType(t)) = vi.r#type.as_ref()?.value.as_ref() else {
+        return None;
+    };
+    let dims = t.shape.as_ref().map(|s| {
+        s.dim
+            .iter()
+            .map(|d| match &d.value {
+                Some(DimValue::DimValue(v)) if *v >= 0 => Some(Dim::from(*v)),
+                Some(DimValue::DimParam(p)) if !p.is_empty() => Some(Dim::param(p)),
+                _ => None,
+            })
+            .collect()
+    });
+    Some(Declared {
+        elem_type: t.elem_type.filter(|&e| e != 0),
+        dims,
+    })
+}
+
+/// What each output of `op` is, as far as proven (`None` entries unknown).
+fn infer_outputs(op: &str, ctx: &Ctx) -> Vec<Option<TensorInfo>> {
+    if let Some(info) = index::infer_indexing(op, ctx) {
+        return vec![Some(info)];
+    }
+    if let Some(infos) = layout::infer_layout(op, ctx) {
+        return infos;
+    }
+    if let Some(infos) = compute::infer_compute(op, ctx) {
+        return infos;
+    }
+    if let Some(info) = elementwise::infer_elementwise(op, ctx) {
+        return vec![Some(info)];
+    }
+    fallback::rank_only(op, ctx).unwrap_or_default()
+}

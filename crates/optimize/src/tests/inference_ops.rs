@@ -1,0 +1,158 @@
+//! The inference through the ops real detectors put before NonZero: Range over a feature
+//! map's size (anchor grids), a view that splits channels, and ops whose sizes are unknown but
+//! whose rank is not.
+
+use super::*;
+use crate::{Kind, Reason};
+
+fn scalar(name: &str, v: i64) -> TensorProto {
+    TensorProto {
+        dims: vec![],
+        ..int64s(name, &[v])
+    }
+}
+
+fn float_scalar(name: &str, v: f32) -> TensorProto {
+    TensorProto {
+        dims: vec![],
+        data_type: Some(DataType::Float as i32),
+        name: Some(name.into()),
+        raw_data: Some(v.to_le_bytes().to_vec()),
+        ..Default::default()
+    }
+}
+
+/// `NonZero(mask) -> Transpose -> GatherND(data, .)` -> `y`, after `nodes`.
+fn with_chain(mut nodes: Vec<NodeProto>, mask: &str, data: &str) -> Vec<NodeProto> {
+    nodes.extend([
+        node("NonZero", &[mask], &["nz"], vec![]),
+        node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+        node("GatherND", &[data, "t"], &["y"], vec![]),
+    ]);
+    nodes
+}
+
+/// Anchors over a feature map: `Range(0, float(W), 1)` has W elements, as does a reduction of
+/// the map to its last axis; a view `[0, -1, 2, 0]` of `[1, 6, H, W]` is `[1, 3*H, 2, W]`.
+#[test]
+fn range_over_a_size_and_a_channel_view() {
+    let nodes = with_chain(
+        vec![
+            node("Shape", &["x"], &["xs"], vec![]),
+            node("Gather", &["xs", "three"], &["w"], vec![int("axis", 0)]),
+            node(
+                "Cast",
+                &["w"],
+                &["wf"],
+                vec![int("to", DataType::Float as i64)],
+            ),
+            node("Range", &["zero_f", "wf", "one_f"], &["grid"], vec![]),
+            node("Greater", &["grid", "zero_f"], &["mask"], vec![]),
+            node("Reshape", &["x", "view"], &["x5"], vec![]),
+            node(
+                "ReduceSum",
+                &["x5"],
+                &["data"],
+                vec![ints("axes", &[0, 1, 2]), int("keepdims", 0)],
+            ),
+        ],
+        "mask",
+        "data",
+    );
+    let g = graph(
+        nodes,
+        vec![value("x", DataType::Float, Some(&["1", "6", "H", "W"]))],
+        &["y"],
+        vec![
+            scalar("three", 3),
+            float_scalar("zero_f", 0.0),
+            float_scalar("one_f", 1.0),
+            int64s("view", &[0, -1, 2, 0]),
+        ],
+    );
+    let (m, report) = run(&model(g, 17));
+    assert_eq!(
+        main_listing(&m).last().unwrap(),
+        "nonzero.BooleanMask(data,mask)->y",
+        "{:?}",
+        report.left
+    );
+    assert_eq!(report.count(Kind::BooleanMaskGatherNd), 1);
+}
+
+/// A Resize to sizes computed at run time keeps its rank: the NonZero behind it is proven
+/// rank 4 (ArgWhere), though the sizes are unknown (the GatherND on the input is kept).
+#[test]
+fn resize_to_unknown_sizes_keeps_the_rank() {
+    let nodes = with_chain(
+        vec![
+            node("Shape", &["sizes_from"], &["sizes"], vec![]),
+            node("Resize", &["x", "", "", "sizes"], &["r"], vec![]),
+            node("Greater", &["r", "zero_f"], &["mask"], vec![]),
+        ],
+        "mask",
+        "x",
+    );
+    let zero = float_scalar("zero_f", 0.0);
+    let g = graph(
+        nodes,
+        vec![
+            value("x", DataType::Float, Some(&["1", "3", "H", "W"])),
+            value("sizes_from", DataType::Float, None),
+        ],
+        &["y"],
+        vec![zero],
+    );
+    let (m, report) = run(&model(g, 17));
+    assert_eq!(report.count(Kind::ArgWhere), 1);
+    assert_eq!(main_listing(&m).last().unwrap(), "GatherND(x,t)->y");
+    let kept: Vec<Reason> = report.left.iter().map(|l| l.reason).collect();
+    assert_eq!(kept, [Reason::SizesNotProven]);
+}
+
+/// An If's output has what both branches agree on: a mask computed from x in both is x's shape.
+#[test]
+fn if_outputs_what_both_branches_agree_on() {
+    let branch = |op: &str, out: &str, data_shape_kept: bool| {
+        let other = if data_shape_kept { "zero_f" } else { "row" };
+        graph(
+            vec![node(op, &["x", other], &[out], vec![])],
+            vec![],
+            &[out],
+            vec![],
+        )
+    };
+    for (kept, rewritten) in [(true, true), (false, false)] {
+        let nodes = with_chain(
+            vec![node(
+                "If",
+                &["c"],
+                &["mask"],
+                vec![
+                    graph_attr("then_branch", branch("Greater", "a", true)),
+                    graph_attr("else_branch", branch("Less", "b", kept)),
+                ],
+            )],
+            "mask",
+            "x",
+        );
+        let zero = float_scalar("zero_f", 0.0);
+        let g = graph(
+            nodes,
+            vec![
+                value("c", DataType::Bool, Some(&[])),
+                value("x", DataType::Float, Some(&["N", "1"])),
+                value("row", DataType::Float, Some(&["5"])),
+            ],
+            &["y"],
+            vec![zero],
+        );
+        let (m, _) = run(&model(g, 17));
+        let last = main_listing(&m).pop().unwrap();
+        assert_eq!(
+            last == "nonzero.BooleanMask(x,mask)->y",
+            rewritten,
+            "{last}"
+        );
+    }
+}
