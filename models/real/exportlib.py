@@ -1,0 +1,86 @@
+"""Shared by export_torchvision.py and export_transformers.py: the two exporters, the NonZero
+count, and the manifest entry of each export (or the error that stopped it)."""
+
+import collections
+import json
+import os
+import traceback
+import warnings
+
+import onnx
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MANIFEST = os.path.join(HERE, "manifest.json")
+MAX_BYTES = 20 * 1024 * 1024  # the issue's limit per committed file
+
+
+def op_counts(model):
+    """Op types over the main graph, every subgraph (If/Loop/Scan) and every local function."""
+    counts = collections.Counter()
+
+    def walk(graph_nodes):
+        for node in graph_nodes:
+            counts[node.op_type] += 1
+            for a in node.attribute:
+                for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
+                    walk(g.node)
+
+    walk(model.graph.node)
+    for f in model.functions:
+        walk(f.node)
+    return counts
+
+
+def export_ts(module, args, path, input_names, output_names, dynamic_axes, opset=17):
+    torch.onnx.export(module, args, path, dynamo=False, opset_version=opset, input_names=input_names,
+                      output_names=output_names, dynamic_axes=dynamic_axes)
+
+
+def export_dynamo(module, args, path, input_names, output_names, dynamic_shapes, opset=18):
+    program = torch.onnx.export(module, args, dynamo=True, opset_version=opset, input_names=input_names,
+                                output_names=output_names, dynamic_shapes=dynamic_shapes)
+    program.save(path)
+
+
+def record(name, exporter, describe, export, feeds_note):
+    """Runs `export(path)` and returns the manifest entry: the file's facts, or the error.
+    The file is kept as the exporter wrote it (no shape inference, no clean-up)."""
+    path = os.path.join(HERE, f"{name}_{exporter}.onnx")
+    entry = {"name": name, "exporter": exporter, "torch": torch.__version__, **describe, "inputs": feeds_note}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.manual_seed(0)
+            export(path)
+        size = os.path.getsize(path)
+        if size > MAX_BYTES:
+            raise ValueError(f"{size} bytes, over the {MAX_BYTES}-byte limit")
+        model = onnx.load(path)
+        onnx.checker.check_model(model)
+        counts = op_counts(model)
+        entry.update(file=os.path.basename(path), bytes=size, nonzero=counts["NonZero"],
+                     nodes=sum(counts.values()), value_info=len(model.graph.value_info),
+                     opset=next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")))
+    except Exception as e:  # noqa: BLE001 - recorded in the manifest
+        last = traceback.format_exception_only(type(e), e)[-1].strip().splitlines()[0]
+        entry["error"] = last[:400]
+        if os.path.exists(path):
+            os.remove(path)
+        if os.path.exists(path + ".data"):
+            os.remove(path + ".data")
+    print(name, exporter, entry.get("error") or f"{entry['nonzero']} NonZero, {entry['bytes']} bytes", flush=True)
+    return entry
+
+
+def write_manifest(source, entries):
+    """Replaces this script's entries (by `source`) in manifest.json, keeping the other script's."""
+    old = []
+    if os.path.exists(MANIFEST):
+        with open(MANIFEST) as f:
+            old = [e for e in json.load(f) if e.get("source") != source]
+    for e in entries:
+        e["source"] = source
+    with open(MANIFEST, "w") as f:
+        json.dump(old + entries, f, indent=1)
+        f.write("\n")
