@@ -74,13 +74,16 @@ def record(name, exporter, describe, export, feeds_note):
 
 
 def write_manifest(source, entries):
-    """Replaces this script's entries (by `source`) in manifest.json, keeping the other script's."""
+    """Puts these entries into manifest.json, replacing those of the same name and exporter and
+    keeping the rest (the other script's, and exporters not run this time)."""
+    fresh = {(e["name"], e["exporter"]) for e in entries}
     old = []
     if os.path.exists(MANIFEST):
         with open(MANIFEST) as f:
-            old = [e for e in json.load(f) if e.get("source") != source]
+            old = [e for e in json.load(f) if (e["name"], e["exporter"]) not in fresh]
     for e in entries:
         e["source"] = source
+    merged = sorted(old + entries, key=lambda e: (e["source"], e["name"], e["exporter"]))
     with open(MANIFEST, "w") as f:
-        json.dump(old + entries, f, indent=1)
+        json.dump(merged, f, indent=1)
         f.write("\n")
