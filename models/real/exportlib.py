@@ -43,6 +43,18 @@ def export_dynamo(module, args, path, input_names, output_names, dynamic_shapes,
     program.save(path)
 
 
+def describe_error(e):
+    """The first line of the exception and of its innermost cause: the dynamo exporter wraps
+    the reason (a data-dependent guard, an unsupported op) in a generic "step 1/3" error."""
+    def first_line(x):
+        return traceback.format_exception_only(type(x), x)[-1].strip().splitlines()[0][:300]
+
+    inner = e
+    while inner.__cause__ is not None or inner.__context__ is not None:
+        inner = inner.__cause__ or inner.__context__
+    return first_line(e) if inner is e else f"{first_line(e)} <- {first_line(inner)}"
+
+
 def record(name, exporter, describe, export, feeds_note):
     """Runs `export(path)` and returns the manifest entry: the file's facts, or the error.
     The file is kept as the exporter wrote it (no shape inference, no clean-up)."""
@@ -63,8 +75,7 @@ def record(name, exporter, describe, export, feeds_note):
                      nodes=sum(counts.values()), value_info=len(model.graph.value_info),
                      opset=next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")))
     except Exception as e:  # noqa: BLE001 - recorded in the manifest
-        last = traceback.format_exception_only(type(e), e)[-1].strip().splitlines()[0]
-        entry["error"] = last[:400]
+        entry["error"] = describe_error(e)
         if os.path.exists(path):
             os.remove(path)
         if os.path.exists(path + ".data"):
