@@ -17,6 +17,8 @@ Where each model's NonZero comes from (transformers 5.23):
 - bart: BartForSequenceClassification (`hidden_states[eos_mask, :]`); every row of input_ids
   must hold the same number of eos tokens (id 2).
 - longformer: LongformerModel with a global attention mask (`is_index_global_attn.nonzero()`).
+  The trace keeps the example's one global token per row, and runs only with batch >= 2 and
+  sequence >= 16 (smaller inputs fail in a Gather, on the built-in kernels too).
 Writes `<name>_<exporter>.onnx` and this script's entries of manifest.json.
 """
 

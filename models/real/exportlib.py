@@ -4,6 +4,7 @@ count, and the manifest entry of each export (or the error that stopped it)."""
 import collections
 import json
 import os
+import re
 import traceback
 import warnings
 
@@ -47,7 +48,8 @@ def describe_error(e):
     """The first line of the exception and of its innermost cause: the dynamo exporter wraps
     the reason (a data-dependent guard, an unsupported op) in a generic "step 1/3" error."""
     def first_line(x):
-        return traceback.format_exception_only(type(x), x)[-1].strip().splitlines()[0][:300]
+        text = re.sub(r"\x1b\[[0-9;]*m", "", traceback.format_exception_only(type(x), x)[-1])  # colour codes
+        return text.strip().splitlines()[0][:300]
 
     inner = e
     while inner.__cause__ is not None or inner.__context__ is not None:
