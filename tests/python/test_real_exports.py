@@ -4,7 +4,7 @@ value_info removed. The target is what the tool rewrites once ONNX's shape infer
 (models/real/expected.json): exact op counts, and the rewritten model on the library gives
 exactly the original's outputs on ONNX Runtime's built-in kernels, at two input sizes. Then:
 the tool without ONNX's inference rewrites at least the NonZero it rewrites with it, and every
-shape equality a rewrite relied on (its --report-json) holds in ONNX Runtime's run-time shapes."""
+fact a rewrite relied on (its --report-json) holds in ONNX Runtime's run-time tensors."""
 
 import json
 
@@ -101,39 +101,45 @@ def test_without_onnx_inference_rewrites_what_it_does(entry, tmp_path):
         assert not missed, f"{entry['file']} ({name}): {len(missed)} NonZero left that ONNX's inference lets it rewrite: {missed[:5]}"
 
 
-def dim_at(value, shapes):
-    """A dim reference of the report: an int (a known size) or [tensor name, axis]."""
-    if isinstance(value, int):
-        return value
-    tensor, axis = value
-    return shapes[tensor][axis]
+def fact_holds(fact, values):
+    """One fact of the report against run-time tensors: a rank, bool, or the size of one axis
+    equal to another's (and to `size` where that is a number)."""
+    got = values[fact["tensor"]]
+    if "rank" in fact:
+        return got.ndim == fact["rank"]
+    if "elem_type" in fact:
+        return fact["elem_type"] == "bool" and got.dtype == bool
+    other = values[fact["equals"]["tensor"]]
+    size = got.shape[fact["axis"]]
+    named = str(fact.get("size", ""))
+    return size == other.shape[fact["equals"]["axis"]] and (not named.isdigit() or size == int(named))
 
 
 @pytest.mark.parametrize("entry", rx.EXPORTS, ids=lambda e: e["file"])
-def test_relied_on_shape_equalities_hold_at_run_time(entry, tmp_path):
-    """Every shape equality the inference relied on, as `nonzero optimize --report-json FILE`
-    lists it per rewrite ({"rewritten": [{"node", "relied_on": [[dim, dim], ...]}, ...], "left":
-    [...]}, a dim being [tensor, axis] or an int), holds in ONNX Runtime's run-time shapes of the
-    file without value_info, at both input sizes. Needs the rewriter's report (branch
-    `rewriter`); until then the CLI refuses the flag and this fails."""
+def test_relied_on_shape_facts_hold_at_run_time(entry, tmp_path):
+    """Every fact the inference relied on, as `nonzero optimize --report-json FILE` lists it per
+    rewrite (branch `rewriter`: {"nonzero", "rewritten", "left", "rewrites": [{"graph", "node",
+    "facts": [{"tensor", "rank"} | {"tensor", "elem_type"} | {"tensor", "axis", "equals":
+    {"tensor", "axis"}, "size"}]}]}), holds in ONNX Runtime's run-time tensors of the file
+    without value_info, at both input sizes; the counts match the rewritten model. Until the
+    rewriter lands, the CLI refuses the flag and this fails."""
     model = rx.variant(entry, "no_value_info")
     report_path = tmp_path / "report.json"
     proc, rewritten = rx.optimize(model, tmp_path, "--report-json", str(report_path))
     assert rewritten is not None, proc.stderr
     report = json.loads(report_path.read_text())
-    removed = rx.nonzero_names(model) - rx.nonzero_names(rewritten)
-    assert sorted(r["node"] for r in report["rewritten"]) == sorted(removed)
-    equalities = [(r["node"], eq) for r in report["rewritten"] for eq in r["relied_on"]]
-    tensors = sorted({d[0] for _, eq in equalities for d in eq if not isinstance(d, int)})
-    main = {o for n in model.graph.node for o in n.output} | {i.name for i in model.graph.input}
-    main |= {t.name for t in model.graph.initializer}
-    assert set(tensors) <= main, f"tensors outside the main graph: {sorted(set(tensors) - main)[:5]}"
+    before, after = rx.nonzero_names(model), rx.nonzero_names(rewritten)
+    assert (report["nonzero"], report["rewritten"], report["left"]) == (len(before), len(before - after), len(after))
+    facts = [(r["node"], f) for r in report["rewrites"] for f in r["facts"]]
+    assert report["rewritten"] == 0 or facts, "rewrites that relied on no fact at all"
+    outside = sorted({r["graph"] for r in report["rewrites"] if r["facts"]} - {"main"})
+    assert not outside, f"facts in {outside}: this test reads main-graph tensors only; extend it"
+    tensors = sorted({f["tensor"] for _, f in facts} | {f["equals"]["tensor"] for _, f in facts if "equals" in f})
     probe = onnx.ModelProto.FromString(model.SerializeToString())
     outputs = {o.name for o in probe.graph.output}
     probe.graph.output.extend(onnx.ValueInfoProto(name=t) for t in tensors if t not in outputs)
     ort_session = session(probe, library=False)
     for size in range(2):
-        values = ort_session.run(tensors, rx.inputs(model, size)) if tensors else []
-        shapes = {t: v.shape for t, v in zip(tensors, values)}
-        for node, (a, b) in equalities:
-            assert dim_at(a, shapes) == dim_at(b, shapes), f"{node}: {a} != {b} at size {size} ({shapes})"
+        values = dict(zip(tensors, ort_session.run(tensors, rx.inputs(model, size)))) if tensors else {}
+        broken = [(node, f) for node, f in facts if not fact_holds(f, values)]
+        assert not broken, f"size {size}: {len(broken)} of {len(facts)} facts false at run time, e.g. {broken[:3]}"
