@@ -44,17 +44,27 @@ def export_dynamo(module, args, path, input_names, output_names, dynamic_shapes,
     program.save(path)
 
 
+LIBRARY_FRAME = re.compile(r'File "[^"]*/site-packages/((?:torchvision|transformers)/[^"]+)", line (\d+), in (\w+)')
+
+
 def describe_error(e):
-    """The first line of the exception and of its innermost cause: the dynamo exporter wraps
-    the reason (a data-dependent guard, an unsupported op) in a generic "step 1/3" error."""
+    """The first line of the exception and of its innermost cause (the dynamo exporter wraps the
+    reason, such as a data-dependent guard, in a generic "step 1/3" error), and the deepest
+    torchvision/transformers frame it passed through, which says where the model's code failed."""
     def first_line(x):
         text = re.sub(r"\x1b\[[0-9;]*m", "", traceback.format_exception_only(type(x), x)[-1])  # colour codes
         return text.strip().splitlines()[0][:300]
 
-    inner = e
-    while inner.__cause__ is not None or inner.__context__ is not None:
-        inner = inner.__cause__ or inner.__context__
-    return first_line(e) if inner is e else f"{first_line(e)} <- {first_line(inner)}"
+    chain, where = [e], None
+    while chain[-1].__cause__ is not None or chain[-1].__context__ is not None:
+        chain.append(chain[-1].__cause__ or chain[-1].__context__)
+    for x in chain:
+        text = "".join(traceback.format_exception(type(x), x, x.__traceback__))
+        frames = LIBRARY_FRAME.findall(text)
+        if frames:
+            where = "{}:{} in {}".format(*frames[-1])
+    out = first_line(e) if len(chain) == 1 else f"{first_line(e)} <- {first_line(chain[-1])}"
+    return out if where is None else f"{out} (at {where})"
 
 
 def record(name, exporter, describe, export, feeds_note):
