@@ -11,8 +11,6 @@ returns torchvision's detection dict as outputs `boxes`, `scores`, `labels` (+ `
 manifest.json (what each model is, its NonZero count, or why its export failed).
 """
 
-import argparse
-
 import torch
 from torch.export import Dim
 from torchvision.models import mobilenet_v3_small
@@ -110,10 +108,7 @@ class OneImage(torch.nn.Module):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("names", nargs="*", default=list(MODELS))
-    parser.add_argument("--exporters", default="ts17,dynamo18")
-    args = parser.parse_args()
+    args = exportlib.arguments(MODELS)
     entries = []
     for name in args.names:
         build, extra, text = MODELS[name]

@@ -22,8 +22,6 @@ Where each model's NonZero comes from (transformers 5.23):
 Writes `<name>_<exporter>.onnx` and this script's entries of manifest.json.
 """
 
-import argparse
-
 import torch
 from torch.export import Dim
 from transformers import (BartConfig, BartForSequenceClassification, LongformerConfig, LongformerModel,
@@ -105,10 +103,7 @@ def example(length, global_mask):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("names", nargs="*", default=list(MODELS))
-    parser.add_argument("--exporters", default="ts17,dynamo18")
-    args = parser.parse_args()
+    args = exportlib.arguments(MODELS)
     entries = []
     for name in args.names:
         build, text, length, global_mask = MODELS[name]

@@ -2,6 +2,7 @@
 count, and the manifest entry of each export (or the error that stopped it)."""
 
 import collections
+import argparse
 import json
 import os
 import re
@@ -14,6 +15,19 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join(HERE, "manifest.json")
 MAX_BYTES = 20 * 1024 * 1024  # the issue's limit per committed file
+
+
+def arguments(models):
+    """The scripts' command line: model names (default: all) and --exporters."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"default: all of {', '.join(models)}")
+    parser.add_argument("--exporters", default="ts17,dynamo18", help="comma-separated: ts17, dynamo18")
+    args = parser.parse_args()
+    unknown = sorted(set(args.names) - set(models))
+    if unknown:
+        parser.error(f"unknown model {unknown}; known: {', '.join(models)}")
+    args.names = args.names or list(models)
+    return args
 
 
 def op_counts(model):
