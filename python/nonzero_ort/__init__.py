@@ -77,7 +77,7 @@ def _is_session_options(obj) -> bool:
     return isinstance(session_options, type) and isinstance(obj, session_options)
 
 
-def optimize(model) -> bytes:
+def optimize(model, report=False, nonzero_domain=False, provider="cpu"):
     """Rewrites the NonZero chains that PyTorch's exporters emit (NonZero -> Transpose ->
     GatherND / Gather) into the library's ``nonzero``-domain ArgWhere and BooleanMask ops, where
     the graph proves them equivalent; see docs/optimize.md. The rewritten model needs the library
@@ -85,10 +85,16 @@ def optimize(model) -> bytes:
     shared library).
 
     ``model``: the serialized model (bytes) or a path (str / os.PathLike). Returns the new
-    model's bytes (the input unchanged when there is nothing to rewrite). Raises ValueError when
-    the input is not an ONNX model, TypeError for another argument type.
+    model's bytes (the input unchanged when there is nothing to rewrite), or with
+    ``report=True`` a pair ``(bytes, dict)``: the same report as ``nonzero optimize
+    --report-json`` (counts, each rewrite with the shape facts it relied on, each node left with
+    its reason). ``nonzero_domain=True`` also moves every remaining NonZero of known rank >= 1
+    to the ``nonzero`` domain (``--nonzero-domain``). ``provider="cuda"`` rewrites nothing and
+    says why in the report's ``note``. Raises ValueError when the input is not an ONNX model or
+    the provider is unknown, TypeError for another argument type.
     """
     import ctypes
+    import json
 
     if isinstance(model, (bytes, bytearray, memoryview)):
         data = bytes(model)
@@ -100,16 +106,25 @@ def optimize(model) -> bytes:
             "nonzero_ort.optimize: expected bytes or a path, got "
             f"{type(model).__module__}.{type(model).__qualname__}"
         )
+    if provider not in _PROVIDER_FLAGS:
+        raise ValueError(f"nonzero_ort.optimize: provider must be one of {sorted(_PROVIDER_FLAGS)}, got {provider!r}")
+    flags = _PROVIDER_FLAGS[provider] | (_NONZERO_DOMAIN_FLAG if nonzero_domain else 0)
     lib = _native()
     out = ctypes.POINTER(ctypes.c_ubyte)()
     out_len = ctypes.c_size_t()
+    summary = ctypes.c_void_p()
     error = ctypes.c_void_p()
-    status = lib.nonzero_ort_optimize(data, len(data), ctypes.byref(out), ctypes.byref(out_len), ctypes.byref(error))
+    status = lib.nonzero_ort_optimize(
+        data, len(data), flags, ctypes.byref(out), ctypes.byref(out_len), ctypes.byref(summary), ctypes.byref(error)
+    )
     if status == 0:
         try:
-            return ctypes.string_at(out, out_len.value)
+            rewritten = ctypes.string_at(out, out_len.value)
+            details = json.loads(ctypes.string_at(summary).decode("utf-8"))
         finally:
             lib.nonzero_ort_free(out, out_len)
+            lib.nonzero_ort_free_string(summary)
+        return (rewritten, details) if report else rewritten
     if status == 1:
         try:
             message = ctypes.string_at(error).decode("utf-8", "replace")
@@ -119,6 +134,9 @@ def optimize(model) -> bytes:
     raise RuntimeError(f"nonzero_ort.optimize: the library refused the call (status {status})")
 
 
+# Option bits of the native nonzero_ort_optimize (python/src/optimize.rs).
+_NONZERO_DOMAIN_FLAG = 1
+_PROVIDER_FLAGS = {"cpu": 0, "cuda": 2}
 _NATIVE = None
 
 
@@ -131,8 +149,8 @@ def _native():
         lib = ctypes.CDLL(get_library_path())
         byte_ptr = ctypes.POINTER(ctypes.c_ubyte)
         lib.nonzero_ort_optimize.argtypes = [
-            ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(byte_ptr),
-            ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_void_p),
+            ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32, ctypes.POINTER(byte_ptr),
+            ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p),
         ]
         lib.nonzero_ort_optimize.restype = ctypes.c_int
         lib.nonzero_ort_free.argtypes = [byte_ptr, ctypes.c_size_t]

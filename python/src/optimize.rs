@@ -12,25 +12,35 @@ const FAILED: i32 = 1;
 /// A null out-pointer: nothing was done.
 const BAD_CALL: i32 = 2;
 
-/// Rewrites the serialized ONNX model `model[..len]` (see docs/optimize.md).
+/// Option bit: also move remaining NonZero of known rank >= 1 to the `nonzero` domain.
+const NONZERO_DOMAIN: u32 = 1;
+/// Option bit: the model is for the CUDA execution provider (nothing is rewritten).
+const PROVIDER_CUDA: u32 = 2;
+
+/// Rewrites the serialized ONNX model `model[..len]` (see docs/optimize.md) with the options
+/// in `flags` (`NONZERO_DOMAIN`, `PROVIDER_CUDA`; other bits are refused).
 ///
-/// On success returns 0 and stores the new model in `*out`/`*out_len` (free it with
-/// [`nonzero_ort_free`]). On failure returns 1 and stores a NUL-terminated message in `*error`
-/// (free it with [`nonzero_ort_free_string`]). Returns 2, touching nothing, when an out-pointer
-/// is null. No panic crosses this boundary.
+/// On success returns 0, stores the new model in `*out`/`*out_len` (free it with
+/// [`nonzero_ort_free`]) and the report as NUL-terminated JSON in `*report` (free it with
+/// [`nonzero_ort_free_string`]). On failure returns 1 and stores a NUL-terminated message in
+/// `*error` (free it with [`nonzero_ort_free_string`]). Returns 2, touching nothing, when an
+/// out-pointer is null. No panic crosses this boundary.
 ///
 /// # Safety
-/// `model` must be valid for reads of `len` bytes (or `len` must be 0); `out`, `out_len` and
-/// `error` must be valid for one pointer-sized write each.
+/// `model` must be valid for reads of `len` bytes (or `len` must be 0); `out`, `out_len`,
+/// `report` and `error` must be valid for one pointer-sized write each.
 #[no_mangle]
 pub unsafe extern "C" fn nonzero_ort_optimize(
     model: *const u8,
     len: usize,
+    flags: u32,
     out: *mut *mut u8,
     out_len: *mut usize,
+    report: *mut *mut c_char,
     error: *mut *mut c_char,
 ) -> i32 {
-    if out.is_null() || out_len.is_null() || error.is_null() || (model.is_null() && len > 0) {
+    let null_out = out.is_null() || out_len.is_null() || report.is_null() || error.is_null();
+    if null_out || (model.is_null() && len > 0) {
         return BAD_CALL;
     }
     let bytes: &[u8] = if len == 0 {
@@ -39,25 +49,44 @@ pub unsafe extern "C" fn nonzero_ort_optimize(
         // SAFETY: the caller guarantees `model` is valid for `len` bytes (checked non-null above).
         unsafe { std::slice::from_raw_parts(model, len) }
     };
-    let result = catch_unwind(AssertUnwindSafe(|| nonzero_optimize::optimize(bytes)));
+    let options = nonzero_optimize::Options {
+        nonzero_domain: flags & NONZERO_DOMAIN != 0,
+        provider: if flags & PROVIDER_CUDA != 0 {
+            nonzero_optimize::Provider::Cuda
+        } else {
+            nonzero_optimize::Provider::Cpu
+        },
+    };
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        if flags & !(NONZERO_DOMAIN | PROVIDER_CUDA) != 0 {
+            return Err(format!("unknown option bits {flags:#x}"));
+        }
+        nonzero_optimize::optimize_with(bytes, &options).map_err(|e| e.to_string())
+    }));
     let message = match result {
-        Ok(Ok((model, _report))) => {
+        Ok(Ok((model, summary))) => {
             let boxed = model.into_boxed_slice();
-            // SAFETY: both out-pointers were checked non-null and the caller guarantees they
+            let json = c_string(summary.to_json());
+            // SAFETY: the out-pointers were checked non-null and the caller guarantees they
             // are writable.
             unsafe {
                 *out_len = boxed.len();
                 *out = Box::into_raw(boxed).cast::<u8>();
+                *report = json.into_raw();
             }
             return OK;
         }
-        Ok(Err(e)) => e.to_string(),
+        Ok(Err(e)) => e,
         Err(_) => "nonzero_ort.optimize: internal error (a panic was caught)".to_string(),
     };
-    let message = CString::new(message.replace('\0', " ")).expect("NULs replaced");
     // SAFETY: `error` was checked non-null and the caller guarantees it is writable.
-    unsafe { *error = message.into_raw() };
+    unsafe { *error = c_string(message).into_raw() };
     FAILED
+}
+
+/// `text` as a C string (a NUL inside becomes a space).
+fn c_string(text: String) -> CString {
+    CString::new(text.replace('\0', " ")).expect("NULs replaced")
 }
 
 /// Frees a model returned by [`nonzero_ort_optimize`].
@@ -72,10 +101,10 @@ pub unsafe extern "C" fn nonzero_ort_free(ptr: *mut u8, len: usize) {
     }
 }
 
-/// Frees an error message returned by [`nonzero_ort_optimize`].
+/// Frees an error message or report returned by [`nonzero_ort_optimize`].
 ///
 /// # Safety
-/// `ptr` must be a message returned by `nonzero_ort_optimize`, freed once.
+/// `ptr` must be a message or report returned by `nonzero_ort_optimize`, freed once.
 #[no_mangle]
 pub unsafe extern "C" fn nonzero_ort_free_string(ptr: *mut c_char) {
     if !ptr.is_null() {

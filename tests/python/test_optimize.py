@@ -169,10 +169,16 @@ def test_rewritten_equals_original(path, tmp_path):
 
 
 def test_nothing_to_rewrite_is_byte_identical(tmp_path):
+    """A bare NonZero (no Transpose after it) is left, with its reason; the model is unchanged."""
     path = ROOT / "models/nonzero_opset13_float/model.onnx"
-    proc, out = optimize(path, tmp_path)
+    proc, out = optimize(path, tmp_path, "-v")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[0] == "nothing to rewrite (1 graph searched); model unchanged"
+    assert proc.stdout.splitlines()[:3] == [
+        "left: NonZero nonzero_y in main: its output is not read by a Transpose(perm=[1,0]): "
+        "input x [3, 4]; output y read by the graph's outputs",
+        "1 NonZero: 0 rewritten, 1 left",
+        "left: 1 not-transposed",
+    ]
     assert out.read_bytes() == path.read_bytes()
 
 

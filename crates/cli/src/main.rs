@@ -86,6 +86,20 @@ enum Command {
         /// Seeds per symbolic size for --check.
         #[arg(long, default_value_t = 3)]
         seeds: u64,
+        /// List each NonZero (or gather) left, with the proof that failed and the shapes.
+        #[arg(long, short)]
+        verbose: bool,
+        /// Also write the report as JSON (rewrites with the shape facts they relied on, each
+        /// node left with its reason) to this file.
+        #[arg(long, value_name = "FILE")]
+        report_json: Option<PathBuf>,
+        /// Also move every remaining NonZero of known rank >= 1 to the nonzero domain, so the
+        /// host can load the library with `nonzero.onnx_domain` = 0.
+        #[arg(long)]
+        nonzero_domain: bool,
+        /// The execution provider the model is for: cpu, or cuda (rewrites nothing, and says why).
+        #[arg(long, default_value = "cpu")]
+        provider: String,
     },
 }
 
@@ -108,7 +122,13 @@ fn real_main() -> Result<ExitCode> {
             library,
             ort_dylib,
             seeds,
+            verbose,
+            report_json,
+            nonzero_domain,
+            provider,
         } => {
+            let provider = nonzero_optimize::Provider::parse(&provider)
+                .ok_or_else(|| anyhow::anyhow!("--provider {provider}: expected cpu or cuda"))?;
             optimize::optimize_command(&optimize::OptimizeArgs {
                 input,
                 output,
@@ -116,6 +136,12 @@ fn real_main() -> Result<ExitCode> {
                 library,
                 ort_dylib,
                 seeds,
+                verbose,
+                report_json,
+                options: nonzero_optimize::Options {
+                    nonzero_domain,
+                    provider,
+                },
             })?;
             Ok(ExitCode::SUCCESS)
         }

@@ -1,4 +1,4 @@
-//! `nonzero optimize IN OUT [--check]`: rewrite exported NonZero chains (crates/optimize).
+//! `nonzero optimize IN OUT [--check] [-v] [--report-json FILE] [--nonzero-domain] [--provider P]`: rewrite exported NonZero chains (crates/optimize).
 
 use anyhow::{anyhow, bail, Context, Result};
 use nonzero_ort_runner::{self as runner, Status};
@@ -16,6 +16,9 @@ pub struct OptimizeArgs {
     pub library: Option<PathBuf>,
     pub ort_dylib: Option<PathBuf>,
     pub seeds: u64,
+    pub verbose: bool,
+    pub report_json: Option<PathBuf>,
+    pub options: nonzero_optimize::Options,
 }
 
 /// Rewrites `input` into `output`; with `check`, runs both first and writes nothing unless
@@ -23,12 +26,21 @@ pub struct OptimizeArgs {
 pub fn optimize_command(args: &OptimizeArgs) -> Result<()> {
     let original =
         std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
-    let (rewritten, report) = nonzero_optimize::optimize(&original)
+    let (rewritten, report) = nonzero_optimize::optimize_with(&original, &args.options)
         .map_err(|e| anyhow!("{}: {e}", args.input.display()))?;
     for rewrite in &report.rewrites {
         println!("{}", rewrite.line);
     }
+    if args.verbose {
+        for line in report.left_lines() {
+            println!("{line}");
+        }
+    }
     println!("{}", report.summary());
+    if let Some(path) = &args.report_json {
+        write_atomically(path, report.to_json().as_bytes())?;
+        println!("wrote the report to {}", path.display());
+    }
     if args.check {
         check(&original, &rewritten, args)?;
     }

@@ -1,13 +1,10 @@
 //! Read-only views of one graph: who produces and who reads each tensor, node attributes,
 //! constant integer tensors.
 
+use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::{attribute_proto::AttributeType, GraphProto, NodeProto, TensorProto};
 use std::collections::{HashMap, HashSet};
 
-/// `tensor_proto::DataType::Int64` as stored in `data_type`.
-const INT64: i32 = 7;
-/// `tensor_proto::DataType::Int32`.
-const INT32: i32 = 6;
 /// Constant tensors larger than this are not read (the rewriter only needs axes and perms).
 const MAX_CONST_ELEMENTS: usize = 64;
 
@@ -61,20 +58,39 @@ pub fn tensor_ints(t: &TensorProto) -> Option<Vec<i64>> {
     if count > MAX_CONST_ELEMENTS {
         return None;
     }
-    let values: Vec<i64> = match (t.data_type, &t.raw_data) {
-        (Some(INT64), Some(raw)) => raw
+    let data_type = DataType::try_from(t.data_type?).ok()?;
+    let values: Vec<i64> = match (data_type, &t.raw_data) {
+        (DataType::Int64, Some(raw)) => raw
             .chunks_exact(8)
             .map(|c| i64::from_le_bytes(c.try_into().expect("chunks of 8")))
             .collect(),
-        (Some(INT32), Some(raw)) => raw
+        (DataType::Int32, Some(raw)) => raw
             .chunks_exact(4)
             .map(|c| i64::from(i32::from_le_bytes(c.try_into().expect("chunks of 4"))))
             .collect(),
-        (Some(INT64), None) => t.int64_data.clone(),
-        (Some(INT32), None) => t.int32_data.iter().map(|&v| i64::from(v)).collect(),
+        (DataType::Int64, None) => t.int64_data.clone(),
+        (DataType::Int32, None) => t.int32_data.iter().map(|&v| i64::from(v)).collect(),
         _ => return None,
     };
     (values.len() == count).then_some(values)
+}
+
+/// The values of a small float tensor (Resize's scales).
+pub fn tensor_floats(t: &TensorProto) -> Option<Vec<f32>> {
+    if !t.external_data.is_empty() || t.data_location == Some(1) {
+        return None;
+    }
+    if DataType::try_from(t.data_type?).ok()? != DataType::Float {
+        return None;
+    }
+    let values: Vec<f32> = match &t.raw_data {
+        Some(raw) => raw
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().expect("chunks of 4")))
+            .collect(),
+        None => t.float_data.clone(),
+    };
+    (values.len() <= MAX_CONST_ELEMENTS).then_some(values)
 }
 
 /// Who writes and who reads every tensor name of one graph.
@@ -135,6 +151,28 @@ impl GraphIndex {
     /// The node that produces `name`, if any.
     pub fn producer_of<'g>(&self, graph: &'g GraphProto, name: &str) -> Option<&'g NodeProto> {
         self.producer.get(name).map(|&i| &graph.node[i])
+    }
+
+    /// The float values of `name` when it is a constant (as for [`Self::const_ints`]).
+    pub fn const_floats(&self, graph: &GraphProto, name: &str) -> Option<Vec<f32>> {
+        self.constant(graph, name).and_then(tensor_floats)
+    }
+
+    /// The tensor `name` holds when it is an initializer no input overrides, or a Constant's
+    /// `value`.
+    fn constant<'g>(&self, graph: &'g GraphProto, name: &str) -> Option<&'g TensorProto> {
+        if let Some(node) = self.producer_of(graph, name) {
+            return is_onnx_op(node, "Constant")
+                .then(|| attr(node, "value").and_then(|a| a.t.as_ref()))
+                .flatten();
+        }
+        if self.graph_inputs.contains(name) {
+            return None;
+        }
+        graph
+            .initializer
+            .iter()
+            .find(|t| t.name.as_deref() == Some(name))
     }
 
     /// The integer values of `name` when it is an initializer (not overridable by an input) or the

@@ -5,79 +5,70 @@
 //! shapes and types, readers of every tensor), recurses into If/Loop/Scan bodies, removes the
 //! nodes its rewrites made dead, and returns the input bytes untouched when nothing matched.
 
+mod functions;
 mod graph;
+mod infer;
 mod patterns;
+mod report;
 mod rewrite;
-mod shapes;
-mod shapes_index;
 mod trace;
 
 #[cfg(test)]
 mod tests;
 
 pub use patterns::{Kind, DOMAIN, DOMAIN_VERSION};
+pub use report::{Fact, Left, Reason, Report, Rewrite};
 
 use nonzero_proto::onnx::{ModelProto, OperatorSetIdProto};
 use nonzero_proto::Message;
+use std::collections::HashMap;
 use std::fmt;
 
 /// Subgraphs nested deeper than this are refused (prost's decoder already stops at 100 levels
 /// of messages; real models nest a few).
 pub const MAX_SUBGRAPH_DEPTH: usize = 32;
 
-/// One applied rewrite.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rewrite {
-    pub kind: Kind,
-    /// One line for people: what was replaced by what.
-    pub line: String,
+/// Which execution provider the rewritten model is for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Provider {
+    #[default]
+    Cpu,
+    /// ONNX Runtime's CUDA provider: the library's ops are CPU ops, so nothing is rewritten.
+    Cuda,
 }
 
-/// What [`optimize`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Report {
-    pub rewrites: Vec<Rewrite>,
-    /// Nodes removed because the rewrites left them unread.
-    pub removed_nodes: usize,
-    /// Graphs visited (the main graph and every subgraph).
-    pub graphs: usize,
-}
-
-impl Report {
-    /// How many rewrites of `kind`.
-    pub fn count(&self, kind: Kind) -> usize {
-        self.rewrites.iter().filter(|r| r.kind == kind).count()
+impl Provider {
+    /// `cpu` or `cuda`.
+    pub fn parse(name: &str) -> Option<Provider> {
+        match name.to_ascii_lowercase().as_str() {
+            "cpu" => Some(Provider::Cpu),
+            "cuda" => Some(Provider::Cuda),
+            _ => None,
+        }
     }
 
-    /// One line: rewrites per kind, nodes removed, graphs visited.
-    pub fn summary(&self) -> String {
-        if self.rewrites.is_empty() {
-            return format!(
-                "nothing to rewrite ({} graph{} searched); model unchanged",
-                self.graphs,
-                if self.graphs == 1 { "" } else { "s" }
-            );
+    /// Why this provider rules out every rewrite (empty for the CPU).
+    pub fn why_nothing(self) -> &'static str {
+        match self {
+            Provider::Cpu => "",
+            Provider::Cuda => "provider cuda: nothing rewritten. The nonzero ops are CPU ops: under the CUDA execution provider ONNX Runtime would copy their inputs to the host and their outputs back, and CUDA graphs would be ruled out (docs/optimize.md)",
         }
-        let kinds = [
-            Kind::BooleanMaskGatherNd,
-            Kind::BooleanMaskGather,
-            Kind::ArgWhere,
-        ];
-        let parts: Vec<String> = kinds
-            .iter()
-            .filter(|&&k| self.count(k) > 0)
-            .map(|&k| format!("{} {}", self.count(k), k.label()))
-            .collect();
-        format!(
-            "{} rewrite{}: {}; {} node{} removed; {} graph{} searched",
-            self.rewrites.len(),
-            if self.rewrites.len() == 1 { "" } else { "s" },
-            parts.join(", "),
-            self.removed_nodes,
-            if self.removed_nodes == 1 { "" } else { "s" },
-            self.graphs,
-            if self.graphs == 1 { "" } else { "s" }
-        )
+    }
+}
+
+/// What [`optimize_with`] may do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Also move every remaining ONNX NonZero whose input rank is proven >= 1 to the
+    /// `nonzero` domain's NonZero (same semantics), so that a host can leave ONNX Runtime's
+    /// ONNX-domain kernels alone. Rank-0 and unknown-rank NonZero stay.
+    pub nonzero_domain: bool,
+    pub provider: Provider,
+}
+
+impl Options {
+    pub(crate) fn rewrites_nothing(&self) -> bool {
+        self.provider != Provider::Cpu
     }
 }
 
@@ -119,9 +110,17 @@ impl fmt::Display for OptimizeError {
 
 impl std::error::Error for OptimizeError {}
 
-/// Rewrites a serialized ONNX model. Returns the new model's bytes (the input bytes themselves
-/// when nothing was rewritten) and what was done.
+/// Rewrites a serialized ONNX model with the default [`Options`]. Returns the new model's
+/// bytes (the input bytes themselves when nothing was rewritten) and what was done.
 pub fn optimize(model_bytes: &[u8]) -> Result<(Vec<u8>, Report), OptimizeError> {
+    optimize_with(model_bytes, &Options::default())
+}
+
+/// Rewrites a serialized ONNX model as `options` say.
+pub fn optimize_with(
+    model_bytes: &[u8],
+    options: &Options,
+) -> Result<(Vec<u8>, Report), OptimizeError> {
     let mut model =
         ModelProto::decode(model_bytes).map_err(|e| OptimizeError::NotAModel(e.to_string()))?;
     if model.ir_version.is_none() {
@@ -137,13 +136,26 @@ pub fn optimize(model_bytes: &[u8]) -> Result<(Vec<u8>, Report), OptimizeError> 
         }
     }
     let imported = imported.is_some();
-    let mut report = Report::default();
+    let mut pass = rewrite::Pass {
+        options,
+        report: Report::default(),
+        call_sites: model
+            .functions
+            .iter()
+            .map(|f| (functions::key(f), vec![]))
+            .collect::<HashMap<_, _>>(),
+    };
     let graph = model
         .graph
         .as_mut()
         .ok_or(OptimizeError::Incomplete("graph"))?;
-    rewrite::optimize_graph(graph, None, 0, &mut report)?;
-    if report.rewrites.is_empty() {
+    pass.optimize_graph(graph, None, infer::BodyInputs::Declared, "main", 0)?;
+    functions::optimize_functions(&mut pass, &mut model)?;
+    let mut report = pass.report;
+    if options.rewrites_nothing() {
+        report.note = Some(options.provider.why_nothing().to_string());
+    }
+    if report.rewrites.is_empty() && report.moved_to_domain == 0 {
         return Ok((model_bytes.to_vec(), report));
     }
     if !imported {

@@ -1,55 +1,207 @@
-//! Applying the patterns to one graph and its subgraphs, then removing what they made dead.
+//! Applying the patterns to one graph and its subgraphs, then removing what they made dead,
+//! and saying why each NonZero that is left was left.
 
-use crate::graph::GraphIndex;
+use crate::graph::{describe, ints_attr, is_onnx_op, GraphIndex};
+use crate::infer::{BodyInputs, ShapeTable, TensorInfo};
 use crate::patterns::{self, Kind};
-use crate::shapes::ShapeTable;
-use crate::trace::View;
-use crate::{OptimizeError, Report, Rewrite, MAX_SUBGRAPH_DEPTH};
+use crate::report::{Left, Reason, Report, Rewrite};
+use crate::trace::{mask_rank, View};
+use crate::{OptimizeError, Options, DOMAIN, MAX_SUBGRAPH_DEPTH};
 use nonzero_proto::onnx::GraphProto;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-/// Rewrites `graph` in place: subgraphs first (they see this graph's shapes), then this graph.
-pub fn optimize_graph(
-    graph: &mut GraphProto,
-    outer: Option<&ShapeTable>,
-    depth: usize,
-    report: &mut Report,
-) -> Result<(), OptimizeError> {
-    if depth > MAX_SUBGRAPH_DEPTH {
-        return Err(OptimizeError::TooDeep);
+/// A function's key: (domain, name).
+pub type FunctionKey = (String, String);
+
+/// State shared by every graph of one model.
+pub struct Pass<'o> {
+    pub options: &'o Options,
+    pub report: Report,
+    /// The model's functions, and what is known about the inputs at each call site.
+    pub call_sites: HashMap<FunctionKey, Vec<Vec<TensorInfo>>>,
+}
+
+impl Pass<'_> {
+    /// Rewrites `graph` in place: subgraphs first (they see this graph's shapes), then this graph.
+    pub fn optimize_graph(
+        &mut self,
+        graph: &mut GraphProto,
+        outer: Option<&ShapeTable>,
+        body_inputs: BodyInputs,
+        label: &str,
+        depth: usize,
+    ) -> Result<(), OptimizeError> {
+        if depth > MAX_SUBGRAPH_DEPTH {
+            return Err(OptimizeError::TooDeep);
+        }
+        self.report.graphs += 1;
+        let shapes = ShapeTable::for_graph(graph, &GraphIndex::new(graph), outer, body_inputs);
+        self.record_call_sites(graph, &shapes);
+        for node in &mut graph.node {
+            let looping = matches!(node.op_type.as_deref(), Some("Loop" | "Scan"));
+            let body_inputs = if looping {
+                BodyInputs::ElementTypeOnly
+            } else {
+                BodyInputs::Declared
+            };
+            let node_label = format!("{label}/{}", describe(node));
+            for attribute in &mut node.attribute {
+                let attr_name = attribute.name.clone().unwrap_or_default();
+                for sub in attribute.g.iter_mut().chain(attribute.graphs.iter_mut()) {
+                    let sub_label = format!("{node_label}.{attr_name}");
+                    self.optimize_graph(sub, Some(&shapes), body_inputs, &sub_label, depth + 1)?;
+                }
+            }
+        }
+        self.report.nonzero_nodes += graph
+            .node
+            .iter()
+            .filter(|n| is_onnx_op(n, "NonZero"))
+            .count();
+        if self.options.rewrites_nothing() {
+            self.report_left(graph, &shapes, label);
+            return Ok(());
+        }
+        {
+            let index = GraphIndex::new(graph);
+            let view = View {
+                graph,
+                index: &index,
+                shapes: &shapes,
+            };
+            self.report.left.extend(patterns::diagnose(&view, label));
+        }
+        // Every edit replaces a GatherND, Gather or Transpose with a nonzero-domain node, so there
+        // are at most as many edits as nodes; the bound makes termination evident.
+        for _ in 0..=graph.node.len() {
+            let index = GraphIndex::new(graph);
+            let view = View {
+                graph,
+                index: &index,
+                shapes: &shapes,
+            };
+            let Some(edit) = patterns::find(&view) else {
+                break;
+            };
+            let mut chain: HashSet<String> = edit.chain.into_iter().collect();
+            chain.insert(graph.node[edit.node].output[0].clone());
+            let replaced = describe(&graph.node[edit.node]);
+            graph.node[edit.node] = edit.replacement;
+            self.report.rewrites.push(Rewrite {
+                kind: edit.kind,
+                line: edit.line,
+                graph: label.to_string(),
+                node: replaced,
+                facts: edit.facts,
+            });
+            // At once, so that the next search sees the readers that are really left.
+            self.report.removed_nodes += remove_dead(graph, chain);
+        }
+        self.report_left(graph, &shapes, label);
+        Ok(())
     }
-    report.graphs += 1;
-    let shapes = ShapeTable::for_graph(graph, &GraphIndex::new(graph), outer);
-    for node in &mut graph.node {
-        for attribute in &mut node.attribute {
-            for sub in attribute.g.iter_mut().chain(attribute.graphs.iter_mut()) {
-                optimize_graph(sub, Some(&shapes), depth + 1, report)?;
+
+    /// Notes the inputs of every call of a model function in `graph`.
+    fn record_call_sites(&mut self, graph: &GraphProto, shapes: &ShapeTable) {
+        for node in &graph.node {
+            let key = (
+                node.domain.clone().unwrap_or_default(),
+                node.op_type.clone().unwrap_or_default(),
+            );
+            if let Some(sites) = self.call_sites.get_mut(&key) {
+                sites.push(node.input.iter().map(|i| shapes.get(i)).collect());
             }
         }
     }
-    // Every edit replaces a GatherND, Gather or Transpose with a nonzero-domain node, so there
-    // are at most as many edits as nodes; the bound makes termination evident.
-    for _ in 0..=graph.node.len() {
+
+    /// Every ONNX NonZero still in `graph`, with the reason it is there; in the
+    /// `nonzero_domain` mode, those of proven rank >= 1 move to the `nonzero` domain instead.
+    fn report_left(&mut self, graph: &mut GraphProto, shapes: &ShapeTable, label: &str) {
         let index = GraphIndex::new(graph);
-        let view = View {
-            graph,
-            index: &index,
-            shapes: &shapes,
-        };
-        let Some(edit) = patterns::find(&view) else {
-            break;
-        };
-        let mut chain: HashSet<String> = edit.chain.into_iter().collect();
-        chain.insert(graph.node[edit.node].output[0].clone());
-        graph.node[edit.node] = edit.replacement;
-        report.rewrites.push(Rewrite {
-            kind: edit.kind,
-            line: edit.line,
-        });
-        // At once, so that the next search sees the readers that are really left.
-        report.removed_nodes += remove_dead(graph, chain);
+        let mut moves = vec![];
+        for (i, node) in graph.node.iter().enumerate() {
+            if !is_onnx_op(node, "NonZero") || node.input.len() != 1 || node.output.len() != 1 {
+                continue;
+            }
+            let (mask, out) = (&node.input[0], &node.output[0]);
+            let view = View {
+                graph,
+                index: &index,
+                shapes,
+            };
+            let rank = mask_rank(&view, mask, out);
+            let shape = format!("input {mask} {}", shapes.get(mask).shape_text());
+            let (reason, detail) = if self.options.rewrites_nothing() {
+                (
+                    Reason::Provider,
+                    self.options.provider.why_nothing().to_string(),
+                )
+            } else if let Some(conflict) = shapes.conflict(mask) {
+                (Reason::Conflict, format!("{mask}: {conflict}"))
+            } else if rank.is_none() && shapes.get(mask).rank() == Some(0) {
+                (Reason::ScalarInput, shape)
+            } else if rank.is_none() {
+                (Reason::UnknownRank, shape)
+            } else {
+                let readers = readers_text(graph, &index, out);
+                if self.options.nonzero_domain {
+                    moves.push(i);
+                    continue;
+                }
+                let transposed = index.readers_of(out).iter().any(|&(r, _)| {
+                    let reader = &graph.node[r];
+                    is_onnx_op(reader, "Transpose")
+                        && matches!(
+                            ints_attr(reader, "perm")
+                                .ok()
+                                .map(|p| p.as_deref() == Some(&[1, 0]) || p.is_none()),
+                            Some(true)
+                        )
+                });
+                let reason = if transposed {
+                    Reason::OtherReaders
+                } else {
+                    Reason::NotTransposed
+                };
+                (reason, format!("{shape}; output {out} read by {readers}"))
+            };
+            self.report.left.push(Left {
+                graph: label.to_string(),
+                node: describe(node),
+                op: "NonZero".to_string(),
+                reason,
+                detail,
+            });
+        }
+        for i in moves {
+            graph.node[i].domain = Some(DOMAIN.to_string());
+            self.report.moved_to_domain += 1;
+        }
     }
-    Ok(())
+}
+
+/// The readers of `name`, for reports: op types, a graph output, a subgraph.
+fn readers_text(graph: &GraphProto, index: &GraphIndex, name: &str) -> String {
+    let mut parts: Vec<String> = index
+        .readers_of(name)
+        .iter()
+        .map(|&(r, slot)| {
+            let op = graph.node[r].op_type.clone().unwrap_or_default();
+            if slot == usize::MAX {
+                format!("a subgraph of {op}")
+            } else {
+                op
+            }
+        })
+        .collect();
+    if index.graph_outputs.contains(name) {
+        parts.push("the graph's outputs".to_string());
+    }
+    if parts.is_empty() {
+        "nothing".to_string()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// Removes nodes whose outputs are in `candidates` and read by nobody, then the nodes and

@@ -7,7 +7,7 @@
 //! `[nnz, k]` (the transposed NonZero) or, for a 1-D mask, squeezed to `[nnz]`.
 
 use crate::graph::{int_attr, ints_attr, is_onnx_op, GraphIndex};
-use crate::shapes::ShapeTable;
+use crate::infer::ShapeTable;
 use nonzero_proto::onnx::{GraphProto, NodeProto};
 
 /// How many value-preserving steps a chain may have (exporters use at most six; Expand branches in two, so this also bounds the work).
@@ -54,9 +54,13 @@ impl<'a> View<'a> {
 pub fn mask_rank(view: &View, mask: &str, nonzero_out: &str) -> Option<usize> {
     let from_mask = view.shapes.get(mask).rank();
     let from_output = match view.shapes.get(nonzero_out).dims.as_deref() {
-        Some([crate::shapes::Dim::Static(r), _]) => usize::try_from(*r).ok(),
+        Some([r, _]) => r.as_static().and_then(|r| usize::try_from(r).ok()),
         _ => None,
     };
+    // A declared shape that contradicts the inference makes the rank unproven too.
+    if view.shapes.conflict(mask).is_some() {
+        return None;
+    }
     from_mask.or(from_output).filter(|&r| r >= 1)
 }
 

@@ -4,6 +4,7 @@
 
 use super::{chain_text, nonzero_node, Edit, Kind};
 use crate::graph::{describe, fresh_node_name, is_onnx_op};
+use crate::report::Fact;
 use crate::trace::{trace, View};
 
 pub fn find(view: &View) -> Option<Edit> {
@@ -43,6 +44,10 @@ pub fn find(view: &View) -> Option<Edit> {
             replacement: nonzero_node("ArgWhere", name, &[&traced.mask], out),
             kind: Kind::ArgWhere,
             line,
+            facts: vec![Fact::Rank {
+                tensor: traced.mask.clone(),
+                rank: traced.mask_rank,
+            }],
             chain: traced.chain,
         })
     })

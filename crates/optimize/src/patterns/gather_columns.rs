@@ -6,25 +6,32 @@
 use super::gather_nd::{boolean_mask_edit, leading_dims_match};
 use super::{Edit, Kind};
 use crate::graph::{int_attr, is_onnx_op};
-use crate::trace::{trace, View};
+use crate::trace::{trace, Traced, View};
+use nonzero_proto::onnx::NodeProto;
+
+/// The traced mask when `node` is a `Gather(axis=0)` reading the `[nnz]` column.
+pub fn candidate(view: &View, node: &NodeProto) -> Option<Traced> {
+    let shape_ok = is_onnx_op(node, "Gather")
+        && node.input.len() == 2
+        && node.output.len() == 1
+        && int_attr(node, "axis").ok()?.unwrap_or(0) == 0;
+    if !shape_ok {
+        return None;
+    }
+    trace(view, &node.input[1]).filter(|t| t.squeezed)
+}
 
 pub fn find(view: &View) -> Option<Edit> {
     view.graph.node.iter().enumerate().find_map(|(i, node)| {
-        let shape_ok = is_onnx_op(node, "Gather")
-            && node.input.len() == 2
-            && node.output.len() == 1
-            && int_attr(node, "axis").ok()?.unwrap_or(0) == 0;
-        if !shape_ok {
-            return None;
-        }
-        let traced = trace(view, &node.input[1]).filter(|t| t.squeezed)?;
-        leading_dims_match(view, &node.input[0], &traced, 1)?;
+        let traced = candidate(view, node)?;
+        let facts = leading_dims_match(view, &node.input[0], &traced, 1).ok()?;
         Some(boolean_mask_edit(
             view,
             i,
             node,
             traced,
             Kind::BooleanMaskGather,
+            facts,
         ))
     })
 }

@@ -6,27 +6,36 @@
 
 use super::{chain_text, nonzero_node, Edit, Kind};
 use crate::graph::{describe, fresh_node_name, int_attr, is_onnx_op};
-use crate::shapes::BOOL;
+use crate::report::{Fact, Reason};
 use crate::trace::{trace, Traced, View};
+use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::NodeProto;
+
+/// The traced mask when `node` is a `GatherND(batch_dims=0)` reading a whole `[nnz, k]`
+/// coordinate tensor.
+pub fn candidate(view: &View, node: &NodeProto) -> Option<Traced> {
+    let shape_ok = is_onnx_op(node, "GatherND")
+        && node.input.len() == 2
+        && node.output.len() == 1
+        && int_attr(node, "batch_dims").ok()?.unwrap_or(0) == 0;
+    if !shape_ok {
+        return None;
+    }
+    trace(view, &node.input[1]).filter(|t| !t.squeezed)
+}
 
 pub fn find(view: &View) -> Option<Edit> {
     view.graph.node.iter().enumerate().find_map(|(i, node)| {
-        let shape_ok = is_onnx_op(node, "GatherND")
-            && node.input.len() == 2
-            && node.output.len() == 1
-            && int_attr(node, "batch_dims").ok()?.unwrap_or(0) == 0;
-        if !shape_ok {
-            return None;
-        }
-        let traced = trace(view, &node.input[1]).filter(|t| !t.squeezed)?;
-        leading_dims_match(view, &node.input[0], &traced, traced.mask_rank)?;
+        let traced = candidate(view, node)?;
+        let k = traced.mask_rank;
+        let facts = leading_dims_match(view, &node.input[0], &traced, k).ok()?;
         Some(boolean_mask_edit(
             view,
             i,
             node,
             traced,
             Kind::BooleanMaskGatherNd,
+            facts,
         ))
     })
 }
@@ -39,6 +48,7 @@ pub fn boolean_mask_edit(
     node: &NodeProto,
     traced: Traced,
     kind: Kind,
+    facts: Vec<Fact>,
 ) -> Edit {
     let (data, out) = (&node.input[0], &node.output[0]);
     let name = fresh_node_name(view.graph, &format!("{}_boolean_mask", describe(node)));
@@ -57,17 +67,69 @@ pub fn boolean_mask_edit(
         kind,
         line,
         chain: traced.chain,
+        facts,
     }
 }
 
-/// `Some(())` when the mask is bool and data's first `k` dimensions are provably the mask's.
-pub fn leading_dims_match(view: &View, data: &str, traced: &Traced, k: usize) -> Option<()> {
-    let mask = view.shapes.get(&traced.mask);
-    let data = view.shapes.get(data);
-    let (mask_dims, data_dims) = (mask.dims?, data.dims?);
-    let proven = mask.elem_type == Some(BOOL)
-        && mask_dims.len() == k
+/// The facts proven when the mask is bool and data's first `k` dimensions are provably the
+/// mask's; else the failed proof and both shapes.
+pub fn leading_dims_match(
+    view: &View,
+    data: &str,
+    traced: &Traced,
+    k: usize,
+) -> Result<Vec<Fact>, (Reason, String)> {
+    let mask_name = &traced.mask;
+    let (mask, data_info) = (view.shapes.get(mask_name), view.shapes.get(data));
+    let shapes = format!(
+        "mask {mask_name} {}, data {data} {}",
+        mask.shape_text(),
+        data_info.shape_text()
+    );
+    for name in [mask_name.as_str(), data] {
+        if let Some(conflict) = view.shapes.conflict(name) {
+            return Err((Reason::Conflict, format!("{name}: {conflict}")));
+        }
+    }
+    if mask.elem_type != Some(DataType::Bool as i32) {
+        let elem = mask
+            .elem_type
+            .and_then(|e| DataType::try_from(e).ok())
+            .map_or("unknown".to_string(), |e| format!("{e:?}"));
+        return Err((
+            Reason::MaskNotBool,
+            format!("{shapes}; mask element type {elem}"),
+        ));
+    }
+    let (Some(mask_dims), Some(data_dims)) = (mask.dims, data_info.dims) else {
+        return Err((Reason::SizesNotProven, shapes));
+    };
+    let proven = mask_dims.len() == k
         && data_dims.len() >= k
         && mask_dims.iter().zip(&data_dims).all(|(m, d)| m.same(d));
-    proven.then_some(())
+    if !proven {
+        return Err((Reason::SizesNotProven, shapes));
+    }
+    let mut facts = vec![
+        Fact::Bool {
+            tensor: mask_name.clone(),
+        },
+        Fact::Rank {
+            tensor: mask_name.clone(),
+            rank: k,
+        },
+    ];
+    facts.extend(
+        mask_dims
+            .iter()
+            .enumerate()
+            .map(|(axis, size)| Fact::SameSize {
+                tensor: mask_name.clone(),
+                axis,
+                other: data.to_string(),
+                other_axis: axis,
+                size: size.to_string(),
+            }),
+    );
+    Ok(facts)
 }

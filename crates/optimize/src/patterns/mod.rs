@@ -5,6 +5,8 @@ mod argwhere;
 mod gather_columns;
 mod gather_nd;
 
+use crate::graph::describe;
+use crate::report::{Fact, Left};
 use crate::trace::View;
 use nonzero_proto::onnx::{AttributeProto, NodeProto};
 
@@ -41,6 +43,8 @@ pub struct Edit {
     pub line: String,
     /// Outputs of the nodes the replaced one made redundant (removed if nothing else reads them).
     pub chain: Vec<String>,
+    /// What the proof relied on.
+    pub facts: Vec<Fact>,
 }
 
 /// The first rewrite to apply in the graph, if any: BooleanMask patterns before ArgWhere, so
@@ -49,6 +53,34 @@ pub fn find(view: &View) -> Option<Edit> {
     gather_nd::find(view)
         .or_else(|| gather_columns::find(view))
         .or_else(|| argwhere::find(view))
+}
+
+/// The gathers after a NonZero chain whose BooleanMask proof fails, with the reason (found
+/// before rewriting, while the chain is still whole).
+pub fn diagnose(view: &View, graph_label: &str) -> Vec<Left> {
+    let mut left = vec![];
+    for node in &view.graph.node {
+        let (traced, k) = if let Some(t) = gather_nd::candidate(view, node) {
+            let k = t.mask_rank;
+            (t, k)
+        } else if let Some(t) = gather_columns::candidate(view, node) {
+            (t, 1)
+        } else {
+            continue;
+        };
+        if let Err((reason, detail)) =
+            gather_nd::leading_dims_match(view, &node.input[0], &traced, k)
+        {
+            left.push(Left {
+                graph: graph_label.to_string(),
+                node: describe(node),
+                op: node.op_type.clone().unwrap_or_default(),
+                reason,
+                detail,
+            });
+        }
+    }
+    left
 }
 
 /// A node of the `nonzero` domain.

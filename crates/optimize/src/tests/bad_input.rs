@@ -10,7 +10,7 @@ fn argwhere_model() -> Vec<u8> {
                 node("NonZero", &["x"], &["nz"], vec![]),
                 node("Transpose", &["nz"], &["y"], vec![ints("perm", &[1, 0])]),
             ],
-            vec![value("x", FLOAT, Some(&["N", "4"]))],
+            vec![value("x", DataType::Float, Some(&["N", "4"]))],
             &["y"],
             vec![],
         ),

@@ -10,7 +10,7 @@ fn nonzero_transpose_becomes_argwhere() {
             node("NonZero", &["x"], &["nz"], vec![]),
             node("Transpose", &["nz"], &["y"], vec![ints("perm", &[1, 0])]),
         ],
-        vec![value("x", FLOAT, Some(&["N", "4"]))],
+        vec![value("x", DataType::Float, Some(&["N", "4"]))],
         &["y"],
         vec![],
     );
@@ -24,7 +24,8 @@ fn nonzero_transpose_becomes_argwhere() {
         .any(|o| o.domain.as_deref() == Some("nonzero") && o.version == Some(1)));
     assert_eq!(
         report.summary(),
-        "1 rewrite: 1 NonZero -> Transpose as ArgWhere; 1 node removed; 1 graph searched"
+        "1 NonZero: 1 rewritten, 0 left\n\
+         1 rewrite: 1 NonZero -> Transpose as ArgWhere; 1 node removed; 1 graph searched"
     );
 }
 
@@ -37,8 +38,8 @@ fn x_of_mask_becomes_boolean_mask() {
             node("GatherND", &["x", "t"], &["y"], vec![int("batch_dims", 0)]),
         ],
         vec![
-            value("x", FLOAT, Some(&["N", "M", "3"])),
-            value("m", BOOL, Some(&["N", "M"])),
+            value("x", DataType::Float, Some(&["N", "M", "3"])),
+            value("m", DataType::Bool, Some(&["N", "M"])),
         ],
         &["y"],
         vec![],
@@ -59,12 +60,12 @@ fn boxes_by_score_through_greater() {
             node("GatherND", &["b", "idx"], &["y"], vec![]),
         ],
         vec![
-            value("b", FLOAT, Some(&["N", "4"])),
-            value("s", FLOAT, Some(&["N"])),
+            value("b", DataType::Float, Some(&["N", "4"])),
+            value("s", DataType::Float, Some(&["N"])),
         ],
         &["y"],
         vec![TensorProto {
-            data_type: Some(FLOAT),
+            data_type: Some(DataType::Float as i32),
             name: Some("t".into()),
             float_data: vec![0.5],
             ..Default::default()
@@ -88,8 +89,8 @@ fn masked_select_expand_variant() {
             node("GatherND", &["x", "t"], &["y"], vec![]),
         ],
         vec![
-            value("x", FLOAT, Some(&["N", "4"])),
-            value("m", BOOL, Some(&["4"])),
+            value("x", DataType::Float, Some(&["N", "4"])),
+            value("m", DataType::Bool, Some(&["4"])),
         ],
         &["y"],
         vec![],
@@ -126,15 +127,15 @@ fn dynamo_one_d_mask_chain() {
             ),
         ],
         vec![
-            value("b", FLOAT, Some(&["s0", "4"])),
-            value("s", FLOAT, Some(&["s0"])),
+            value("b", DataType::Float, Some(&["s0", "4"])),
+            value("s", DataType::Float, Some(&["s0"])),
         ],
         &["y"],
         vec![
             int64s("one", &[1]),
             int64s("minus_one", &[-1]),
             TensorProto {
-                data_type: Some(FLOAT),
+                data_type: Some(DataType::Float as i32),
                 name: Some("thr".into()),
                 float_data: vec![0.5],
                 ..Default::default()
@@ -171,8 +172,8 @@ fn torchscript_split_squeeze_gather() {
             node("Gather", &["b", "sq"], &["y"], vec![int("axis", 0)]),
         ],
         vec![
-            value("b", FLOAT, Some(&["N", "4"])),
-            value("m", BOOL, Some(&["N"])),
+            value("b", DataType::Float, Some(&["N", "4"])),
+            value("m", DataType::Bool, Some(&["N"])),
         ],
         &["y"],
         vec![int64s("one", &[1])],
@@ -198,8 +199,8 @@ fn slice_squeeze_gather_with_attribute_axes() {
             node("Gather", &["b", "sq"], &["y"], vec![]),
         ],
         vec![
-            value("b", FLOAT, Some(&["7", "2", "2"])),
-            value("m", BOOL, Some(&["7"])),
+            value("b", DataType::Float, Some(&["7", "2", "2"])),
+            value("m", DataType::Bool, Some(&["7"])),
         ],
         &["y"],
         vec![int64s("zero", &[0]), int64s("one", &[1])],
@@ -220,7 +221,7 @@ fn two_d_columns_get_argwhere() {
             node("Squeeze", &["c0", "one"], &["r"], vec![]),
             node("Squeeze", &["c1", "one"], &["c"], vec![]),
         ],
-        vec![value("x", FLOAT, Some(&["3", "4"]))],
+        vec![value("x", DataType::Float, Some(&["3", "4"]))],
         &["r", "c"],
         vec![int64s("ones", &[1, 1]), int64s("one", &[1])],
     );
@@ -246,9 +247,9 @@ fn index_put_scatter_nd_gets_argwhere() {
             node("ScatterND", &["x", "t", "u"], &["y"], vec![]),
         ],
         vec![
-            value("x", FLOAT, Some(&["3", "4"])),
-            value("m", BOOL, Some(&["3", "4"])),
-            value("u", FLOAT, Some(&["K"])),
+            value("x", DataType::Float, Some(&["3", "4"])),
+            value("m", DataType::Bool, Some(&["3", "4"])),
+            value("u", DataType::Float, Some(&["K"])),
         ],
         &["y"],
         vec![],
@@ -288,7 +289,10 @@ fn nonzero_inside_if_branch() {
                 graph_attr("else_branch", branch("b")),
             ],
         )],
-        vec![value("c", BOOL, Some(&[])), value("m", BOOL, Some(&["N"]))],
+        vec![
+            value("c", DataType::Bool, Some(&[])),
+            value("m", DataType::Bool, Some(&["N"])),
+        ],
         &["y"],
         vec![],
     );

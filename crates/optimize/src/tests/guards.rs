@@ -22,10 +22,10 @@ fn chain(mask: ValueInfoProto, data: ValueInfoProto, gather_attrs: Vec<Attribute
 
 #[test]
 fn unknown_rank_or_scalar_is_left_alone() {
-    for dims in [None, Some(&[][..])] {
+    for (dims, reason) in [(None, "unknown-rank"), (Some(&[][..]), "scalar-input")] {
         let bytes = chain(
-            value("m", BOOL, dims),
-            value("x", FLOAT, Some(&["3"])),
+            value("m", DataType::Bool, dims),
+            value("x", DataType::Float, Some(&["3"])),
             vec![],
         );
         let (out, report) = optimize(&bytes).unwrap();
@@ -33,16 +33,41 @@ fn unknown_rank_or_scalar_is_left_alone() {
         assert!(report.rewrites.is_empty());
         assert_eq!(
             report.summary(),
-            "nothing to rewrite (1 graph searched); model unchanged"
+            format!(
+                "1 NonZero: 0 rewritten, 1 left\nleft: 1 {reason}\n\
+                 0 rewrites; 0 nodes removed; 1 graph searched; model unchanged"
+            )
         );
+        assert_eq!(report.left.len(), 1);
+        assert_eq!(report.left[0].reason.code(), reason);
+        assert_eq!(report.left[0].node, "NonZero_nz");
     }
+}
+
+#[test]
+fn a_model_without_nonzero_has_nothing_to_rewrite() {
+    let bytes = model(
+        graph(
+            vec![node("Relu", &["x"], &["y"], vec![])],
+            vec![value("x", DataType::Float, Some(&["3"]))],
+            &["y"],
+            vec![],
+        ),
+        17,
+    );
+    let (out, report) = optimize(&bytes).unwrap();
+    assert_eq!(out, bytes);
+    assert_eq!(
+        report.summary(),
+        "nothing to rewrite: the model has no NonZero (1 graph searched); model unchanged"
+    );
 }
 
 #[test]
 fn non_bool_mask_keeps_gather_nd() {
     let bytes = chain(
-        value("m", FLOAT, Some(&["3"])),
-        value("x", FLOAT, Some(&["3"])),
+        value("m", DataType::Float, Some(&["3"])),
+        value("x", DataType::Float, Some(&["3"])),
         vec![],
     );
     let (m, report) = run(&bytes);
@@ -61,8 +86,8 @@ fn unproven_leading_dims_keep_gather_nd() {
         (&["3", "4"], &["3"]),
     ] {
         let bytes = chain(
-            value("m", BOOL, Some(mask)),
-            value("x", FLOAT, Some(data)),
+            value("m", DataType::Bool, Some(mask)),
+            value("x", DataType::Float, Some(data)),
             vec![],
         );
         let (m, _) = run(&bytes);
@@ -77,8 +102,8 @@ fn unproven_leading_dims_keep_gather_nd() {
 #[test]
 fn batch_dims_one_keeps_gather_nd() {
     let bytes = chain(
-        value("m", BOOL, Some(&["3"])),
-        value("x", FLOAT, Some(&["3", "2"])),
+        value("m", DataType::Bool, Some(&["3"])),
+        value("x", DataType::Float, Some(&["3", "2"])),
         vec![int("batch_dims", 1)],
     );
     let (m, _) = run(&bytes);
@@ -95,7 +120,7 @@ fn other_perm_is_left_alone() {
             node("NonZero", &["x"], &["nz"], vec![]),
             node("Transpose", &["nz"], &["y"], vec![ints("perm", &[0, 1])]),
         ],
-        vec![value("x", FLOAT, Some(&["3", "4"]))],
+        vec![value("x", DataType::Float, Some(&["3", "4"]))],
         &["y"],
         vec![],
     );
@@ -113,8 +138,8 @@ fn nonzero_with_two_readers_is_kept() {
             node("Shape", &["nz"], &["s"], vec![]),
         ],
         vec![
-            value("x", FLOAT, Some(&["N"])),
-            value("m", BOOL, Some(&["N"])),
+            value("x", DataType::Float, Some(&["N"])),
+            value("m", DataType::Bool, Some(&["N"])),
         ],
         &["y", "s", "nz"],
         vec![],
@@ -140,8 +165,8 @@ fn transposed_output_with_two_readers_keeps_argwhere() {
             node("GatherND", &["x", "t"], &["y"], vec![]),
         ],
         vec![
-            value("x", FLOAT, Some(&["N"])),
-            value("m", BOOL, Some(&["N"])),
+            value("x", DataType::Float, Some(&["N"])),
+            value("m", DataType::Bool, Some(&["N"])),
         ],
         &["y", "t"],
         vec![],
@@ -164,8 +189,8 @@ fn gather_on_axis_one_keeps_columns() {
             node("Gather", &["x", "sq"], &["y"], vec![int("axis", 1)]),
         ],
         vec![
-            value("x", FLOAT, Some(&["N", "N"])),
-            value("m", BOOL, Some(&["N"])),
+            value("x", DataType::Float, Some(&["N", "N"])),
+            value("m", DataType::Bool, Some(&["N"])),
         ],
         &["y"],
         vec![int64s("one", &[1])],
@@ -194,9 +219,9 @@ fn expand_to_another_tensors_shape_is_not_identity() {
             node("GatherND", &["x", "u"], &["y"], vec![]),
         ],
         vec![
-            value("x", FLOAT, Some(&["N"])),
-            value("m", BOOL, Some(&["N"])),
-            value("other", INT64, Some(&["K"])),
+            value("x", DataType::Float, Some(&["N"])),
+            value("m", DataType::Bool, Some(&["N"])),
+            value("other", DataType::Int64, Some(&["K"])),
         ],
         &["y"],
         vec![int64s("one", &[1])],

@@ -2,20 +2,19 @@
 
 mod bad_input;
 mod chains;
+mod functions;
 mod guards;
+mod inference;
 
 use crate::{optimize, Report};
 use nonzero_proto::onnx::attribute_proto::AttributeType;
+pub use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::tensor_shape_proto::{dimension, Dimension};
 use nonzero_proto::onnx::{
     type_proto, AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto,
     TensorShapeProto, TypeProto, ValueInfoProto,
 };
 use nonzero_proto::Message;
-
-pub const FLOAT: i32 = 1;
-pub const BOOL: i32 = 9;
-pub const INT64: i32 = 7;
 
 pub fn node(op: &str, inputs: &[&str], outputs: &[&str], attrs: Vec<AttributeProto>) -> NodeProto {
     NodeProto {
@@ -57,7 +56,7 @@ pub fn graph_attr(name: &str, g: GraphProto) -> AttributeProto {
 }
 
 /// A tensor value info; dims are numbers or symbolic names, `None` for unknown rank.
-pub fn value(name: &str, elem: i32, dims: Option<&[&str]>) -> ValueInfoProto {
+pub fn value(name: &str, elem: DataType, dims: Option<&[&str]>) -> ValueInfoProto {
     let shape = dims.map(|dims| TensorShapeProto {
         dim: dims
             .iter()
@@ -74,7 +73,7 @@ pub fn value(name: &str, elem: i32, dims: Option<&[&str]>) -> ValueInfoProto {
         name: Some(name.into()),
         r#type: Some(TypeProto {
             value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-                elem_type: Some(elem),
+                elem_type: Some(elem as i32),
                 shape,
             })),
             ..Default::default()
@@ -86,7 +85,7 @@ pub fn value(name: &str, elem: i32, dims: Option<&[&str]>) -> ValueInfoProto {
 pub fn int64s(name: &str, values: &[i64]) -> TensorProto {
     TensorProto {
         dims: vec![values.len() as i64],
-        data_type: Some(INT64),
+        data_type: Some(DataType::Int64 as i32),
         name: Some(name.into()),
         int64_data: values.to_vec(),
         ..Default::default()
@@ -104,7 +103,10 @@ pub fn graph(
         name: Some("g".into()),
         initializer: initializers,
         input: inputs,
-        output: outputs.iter().map(|o| value(o, 0, None)).collect(),
+        output: outputs
+            .iter()
+            .map(|o| value(o, DataType::Undefined, None))
+            .collect(),
         ..Default::default()
     }
 }

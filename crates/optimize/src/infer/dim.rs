@@ -1,0 +1,203 @@
+//! Symbolic sizes: a polynomial with integer coefficients over atoms. An atom is a `dim_param`
+//! name, a fresh name for a size known only at run time (`?` + what made it), or an opaque
+//! function of other sizes written in canonical text (`floor(...)`). Equal canonical forms are
+//! equal sizes; anything else is "not proven equal", never "proven different".
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// One size, in canonical form: monomial (sorted atoms, repeated for powers) -> coefficient,
+/// with no zero coefficients.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Dim(BTreeMap<Vec<String>, i64>);
+
+impl Dim {
+    pub fn from_static(value: i64) -> Dim {
+        let mut terms = BTreeMap::new();
+        if value != 0 {
+            terms.insert(vec![], value);
+        }
+        Dim(terms)
+    }
+
+    /// A named size: equal only to the same name.
+    pub fn symbol(name: &str) -> Dim {
+        Dim(BTreeMap::from([(vec![name.to_string()], 1)]))
+    }
+
+    /// A `dim_param`: names that could be mistaken for the rewriter's own atoms (fresh `?...`,
+    /// opaque `floor(...)`) are escaped with a leading `$`.
+    pub fn param(name: &str) -> Dim {
+        if name.starts_with(['?', '$']) || name.contains('(') {
+            Dim::symbol(&format!("${name}"))
+        } else {
+            Dim::symbol(name)
+        }
+    }
+
+    /// A size nothing is known about, named after what made it (a tensor and axis, a NonZero's
+    /// count): equal only to itself.
+    pub fn fresh(what: &str) -> Dim {
+        Dim::symbol(&format!("?{what}"))
+    }
+
+    pub fn as_static(&self) -> Option<i64> {
+        match self.0.len() {
+            0 => Some(0),
+            1 => self.0.get(&Vec::new()).copied(),
+            _ => None,
+        }
+    }
+
+    /// True when both are provably the same size.
+    pub fn same(&self, other: &Dim) -> bool {
+        self == other
+    }
+
+    /// True for a size about which nothing is known (one fresh atom).
+    pub fn is_unknown(&self) -> bool {
+        matches!(self.0.iter().next(), Some((m, 1)) if self.0.len() == 1 && m.len() == 1 && m[0].starts_with('?'))
+    }
+
+    /// True when some atom is (or contains) a fresh size, which only its own graph can name.
+    pub fn mentions_fresh(&self) -> bool {
+        self.0.keys().flatten().any(|a| a.contains('?'))
+    }
+
+    /// True when every coefficient is non-negative (a sum of products of sizes is a size).
+    pub fn non_negative(&self) -> bool {
+        self.0.values().all(|&c| c >= 0)
+    }
+
+    pub fn add(&self, other: &Dim) -> Dim {
+        let mut terms = self.0.clone();
+        for (m, c) in &other.0 {
+            let entry = terms.entry(m.clone()).or_insert(0);
+            *entry = entry.saturating_add(*c);
+            if *entry == 0 {
+                terms.remove(m);
+            }
+        }
+        Dim(terms)
+    }
+
+    pub fn neg(&self) -> Dim {
+        Dim(self.0.iter().map(|(m, c)| (m.clone(), -c)).collect())
+    }
+
+    pub fn sub(&self, other: &Dim) -> Dim {
+        self.add(&other.neg())
+    }
+
+    pub fn mul(&self, other: &Dim) -> Dim {
+        let mut out = Dim::from_static(0);
+        for (ma, ca) in &self.0 {
+            for (mb, cb) in &other.0 {
+                let mut m: Vec<String> = ma.iter().chain(mb).cloned().collect();
+                m.sort();
+                out = out.add(&Dim(BTreeMap::from([(m, ca.saturating_mul(*cb))])));
+            }
+        }
+        out
+    }
+
+    /// `self / divisor` when it divides exactly as polynomials (every term by a one-term
+    /// divisor), else `None`.
+    pub fn exact_div(&self, divisor: &Dim) -> Option<Dim> {
+        let [(dm, &dc)] = divisor.0.iter().collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        if dc == 0 {
+            return None;
+        }
+        let mut out = BTreeMap::new();
+        for (m, &c) in &self.0 {
+            if c % dc != 0 {
+                return None;
+            }
+            let mut rest = m.clone();
+            for atom in dm {
+                let at = rest.iter().position(|a| a == atom)?;
+                rest.remove(at);
+            }
+            out.insert(rest, c / dc);
+        }
+        Some(Dim(out))
+    }
+
+    /// `floor(self / divisor)` for a positive divisor: exact where possible, else an opaque atom
+    /// of the canonical operands (equal operands give equal atoms).
+    pub fn floor_div(&self, divisor: &Dim) -> Dim {
+        match (self.as_static(), divisor.as_static()) {
+            (Some(a), Some(b)) if b > 0 => Dim::from_static(a.div_euclid(b)),
+            _ => self
+                .exact_div(divisor)
+                .unwrap_or_else(|| Dim::symbol(&format!("floor(({self})/({divisor}))"))),
+        }
+    }
+
+    /// `ceil(self / divisor)` for a positive divisor.
+    pub fn ceil_div(&self, divisor: &Dim) -> Dim {
+        self.add(divisor)
+            .sub(&Dim::from_static(1))
+            .floor_div(divisor)
+    }
+
+    /// The product of `dims`.
+    pub fn product<'a>(dims: impl IntoIterator<Item = &'a Dim>) -> Dim {
+        dims.into_iter()
+            .fold(Dim::from_static(1), |acc, d| acc.mul(d))
+    }
+}
+
+impl From<i64> for Dim {
+    fn from(value: i64) -> Dim {
+        Dim::from_static(value)
+    }
+}
+
+impl fmt::Display for Dim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return write!(f, "0");
+        }
+        for (i, (m, c)) in self.0.iter().enumerate() {
+            let sign = if *c < 0 {
+                "-"
+            } else if i > 0 {
+                "+"
+            } else {
+                ""
+            };
+            let magnitude = c.unsigned_abs();
+            let factors = m.join("*");
+            match (magnitude, m.is_empty()) {
+                (_, true) => write!(f, "{sign}{magnitude}")?,
+                (1, false) => write!(f, "{sign}{factors}")?,
+                _ => write!(f, "{sign}{magnitude}*{factors}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Dim;
+
+    #[test]
+    fn canonical_forms_compare() {
+        let (n, h) = (Dim::symbol("N"), Dim::symbol("H"));
+        assert_eq!(
+            n.mul(&h).mul(&4.into()),
+            h.mul(&n).add(&h.mul(&n).mul(&3.into()))
+        );
+        assert_eq!(n.mul(&h).exact_div(&h), Some(n.clone()));
+        assert_eq!(n.add(&1.into()).exact_div(&h), None);
+        assert!(!n.floor_div(&2.into()).same(&n));
+        assert_eq!(n.floor_div(&2.into()), n.floor_div(&2.into()));
+        assert_eq!(Dim::from(7).ceil_div(&2.into()).as_static(), Some(4));
+        assert_eq!(n.mul(&2.into()).to_string(), "2*N");
+        assert!(Dim::fresh("x.0").is_unknown() && !n.is_unknown());
+    }
+}

@@ -1,0 +1,295 @@
+//! What [`crate::optimize`] did and why: each rewrite with the facts its proof relied on, each
+//! NonZero (or gather) left with the proof that failed, counts, and the same as JSON.
+
+use crate::patterns::Kind;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// One fact a rewrite relied on, checkable against run-time shapes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fact {
+    /// `tensor` has this rank.
+    Rank { tensor: String, rank: usize },
+    /// `tensor` is bool.
+    Bool { tensor: String },
+    /// Axis `axis` of `tensor` has the size of axis `other_axis` of `other` (both `size`).
+    SameSize {
+        tensor: String,
+        axis: usize,
+        other: String,
+        other_axis: usize,
+        size: String,
+    },
+}
+
+/// One applied rewrite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewrite {
+    pub kind: Kind,
+    /// One line for people: what was replaced by what.
+    pub line: String,
+    /// Where: `main`, a subgraph path, or `function DOMAIN.NAME`.
+    pub graph: String,
+    /// The node replaced (its name, or `<Op -> output>`).
+    pub node: String,
+    pub facts: Vec<Fact>,
+}
+
+/// Why a NonZero (or the gather after it) was left as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    UnknownRank,
+    ScalarInput,
+    NotTransposed,
+    OtherReaders,
+    MaskNotBool,
+    SizesNotProven,
+    Conflict,
+    Provider,
+}
+
+impl Reason {
+    /// A stable name for machines.
+    pub fn code(self) -> &'static str {
+        match self {
+            Reason::UnknownRank => "unknown-rank",
+            Reason::ScalarInput => "scalar-input",
+            Reason::NotTransposed => "not-transposed",
+            Reason::OtherReaders => "other-readers",
+            Reason::MaskNotBool => "mask-not-bool",
+            Reason::SizesNotProven => "sizes-not-proven",
+            Reason::Conflict => "value-info-conflict",
+            Reason::Provider => "provider",
+        }
+    }
+
+    /// What failed, for people.
+    pub fn text(self) -> &'static str {
+        match self {
+            Reason::UnknownRank => "the input's rank is not proven",
+            Reason::ScalarInput => "the input is a scalar (ONNX Runtime's NonZero gives [1, nnz] there, ArgWhere [nnz, 0])",
+            Reason::NotTransposed => "its output is not read by a Transpose(perm=[1,0])",
+            Reason::OtherReaders => "its output has readers besides the Transpose that became ArgWhere",
+            Reason::MaskNotBool => "the gather was kept: the mask is not proven bool",
+            Reason::SizesNotProven => "the gather was kept: data's leading sizes are not proven the mask's",
+            Reason::Conflict => "a declared value_info disagrees with the inference; neither is trusted",
+            Reason::Provider => "the chosen execution provider runs nothing of the nonzero domain",
+        }
+    }
+}
+
+/// A NonZero, GatherND or Gather that a proof failed for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Left {
+    pub graph: String,
+    pub node: String,
+    pub op: String,
+    pub reason: Reason,
+    /// The shapes as far as known, or what disagreed.
+    pub detail: String,
+}
+
+/// What [`crate::optimize`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    pub rewrites: Vec<Rewrite>,
+    /// NonZero nodes left, and gathers after a NonZero that were kept, with reasons.
+    pub left: Vec<Left>,
+    /// ONNX NonZero nodes in the model as given.
+    pub nonzero_nodes: usize,
+    /// NonZero nodes moved to the `nonzero` domain (`Options::nonzero_domain`).
+    pub moved_to_domain: usize,
+    /// Nodes removed because the rewrites left them unread.
+    pub removed_nodes: usize,
+    /// Graphs visited (the main graph, every subgraph, every function body).
+    pub graphs: usize,
+    /// Set when the options ruled out every rewrite, saying why.
+    pub note: Option<String>,
+}
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+impl Report {
+    /// How many rewrites of `kind`.
+    pub fn count(&self, kind: Kind) -> usize {
+        self.rewrites.iter().filter(|r| r.kind == kind).count()
+    }
+
+    /// NonZero nodes left in the ONNX domain.
+    pub fn nonzero_left(&self) -> usize {
+        self.left.iter().filter(|l| l.op == "NonZero").count()
+    }
+
+    /// NonZero nodes that rewrites removed.
+    pub fn nonzero_rewritten(&self) -> usize {
+        self.nonzero_nodes
+            .saturating_sub(self.nonzero_left() + self.moved_to_domain)
+    }
+
+    /// Reason -> how many nodes were left for it, NonZero and gathers apart.
+    pub fn reason_counts(&self, nonzero: bool) -> BTreeMap<Reason, usize> {
+        let mut counts = BTreeMap::new();
+        for l in self.left.iter().filter(|l| (l.op == "NonZero") == nonzero) {
+            *counts.entry(l.reason).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// The closing lines: counts of NonZero rewritten and left with each reason, the rewrites
+    /// per kind, nodes removed, graphs searched.
+    pub fn summary(&self) -> String {
+        let graphs = plural(self.graphs, "graph");
+        if self.nonzero_nodes == 0 {
+            return format!(
+                "nothing to rewrite: the model has no NonZero ({graphs} searched); model unchanged"
+            );
+        }
+        let mut out = format!(
+            "{}: {} rewritten, {} left",
+            plural(self.nonzero_nodes, "NonZero"),
+            self.nonzero_rewritten(),
+            self.nonzero_left()
+        );
+        if self.moved_to_domain > 0 {
+            let _ = write!(out, ", {} moved to domain nonzero", self.moved_to_domain);
+        }
+        for (nonzero, what) in [(true, "left"), (false, "gathers kept")] {
+            let counts = self.reason_counts(nonzero);
+            if counts.is_empty() {
+                continue;
+            }
+            let parts: Vec<String> = counts
+                .iter()
+                .map(|(r, n)| format!("{n} {}", r.code()))
+                .collect();
+            let _ = write!(out, "\n{what}: {}", parts.join(", "));
+        }
+        if let Some(note) = &self.note {
+            let _ = write!(out, "\n{note}");
+        }
+        let kinds = [
+            Kind::BooleanMaskGatherNd,
+            Kind::BooleanMaskGather,
+            Kind::ArgWhere,
+        ];
+        let parts: Vec<String> = kinds
+            .iter()
+            .filter(|&&k| self.count(k) > 0)
+            .map(|&k| format!("{} {}", self.count(k), k.label()))
+            .collect();
+        let _ = write!(
+            out,
+            "\n{}{}{}; {} removed; {graphs} searched{}",
+            plural(self.rewrites.len(), "rewrite"),
+            if parts.is_empty() { "" } else { ": " },
+            parts.join(", "),
+            plural(self.removed_nodes, "node"),
+            if self.rewrites.is_empty() && self.moved_to_domain == 0 {
+                "; model unchanged"
+            } else {
+                ""
+            }
+        );
+        out
+    }
+
+    /// One line per node left: where, what, which proof failed, the shapes.
+    pub fn left_lines(&self) -> Vec<String> {
+        self.left
+            .iter()
+            .map(|l| {
+                format!(
+                    "left: {} {} in {}: {}: {}",
+                    l.op,
+                    l.node,
+                    l.graph,
+                    l.reason.text(),
+                    l.detail
+                )
+            })
+            .collect()
+    }
+
+    /// The whole report as JSON (see docs/optimize.md for the fields).
+    pub fn to_json(&self) -> String {
+        let reasons = |nonzero: bool| {
+            let parts: Vec<String> = self
+                .reason_counts(nonzero)
+                .iter()
+                .map(|(r, n)| format!("{}: {n}", quote(r.code())))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        };
+        let rewrites: Vec<String> = self.rewrites.iter().map(rewrite_json).collect();
+        let left: Vec<String> = self
+            .left
+            .iter()
+            .map(|l| {
+                format!(
+                    "{{\"graph\": {}, \"node\": {}, \"op\": {}, \"reason\": {}, \"text\": {}, \"detail\": {}}}",
+                    quote(&l.graph), quote(&l.node), quote(&l.op), quote(l.reason.code()),
+                    quote(l.reason.text()), quote(&l.detail)
+                )
+            })
+            .collect();
+        format!(
+            "{{\"nonzero\": {}, \"rewritten\": {}, \"left\": {}, \"moved_to_domain\": {}, \"reasons\": {}, \"gathers_kept\": {}, \"removed_nodes\": {}, \"graphs\": {}, \"note\": {}, \"rewrites\": [{}], \"left_nodes\": [{}]}}",
+            self.nonzero_nodes,
+            self.nonzero_rewritten(),
+            self.nonzero_left(),
+            self.moved_to_domain,
+            reasons(true),
+            reasons(false),
+            self.removed_nodes,
+            self.graphs,
+            self.note.as_deref().map_or("null".to_string(), quote),
+            rewrites.join(", "),
+            left.join(", ")
+        )
+    }
+}
+
+fn rewrite_json(r: &Rewrite) -> String {
+    let facts: Vec<String> = r
+        .facts
+        .iter()
+        .map(|f| match f {
+            Fact::Rank { tensor, rank } => format!("{{\"tensor\": {}, \"rank\": {rank}}}", quote(tensor)),
+            Fact::Bool { tensor } => format!("{{\"tensor\": {}, \"elem_type\": \"bool\"}}", quote(tensor)),
+            Fact::SameSize { tensor, axis, other, other_axis, size } => format!(
+                "{{\"tensor\": {}, \"axis\": {axis}, \"equals\": {{\"tensor\": {}, \"axis\": {other_axis}}}, \"size\": {}}}",
+                quote(tensor), quote(other), quote(size)
+            ),
+        })
+        .collect();
+    format!(
+        "{{\"kind\": {}, \"op\": {}, \"graph\": {}, \"node\": {}, \"line\": {}, \"facts\": [{}]}}",
+        quote(&format!("{:?}", r.kind)),
+        quote(r.kind.op_type()),
+        quote(&r.graph),
+        quote(&r.node),
+        quote(&r.line),
+        facts.join(", ")
+    )
+}
+
+/// A JSON string literal.
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
