@@ -115,15 +115,16 @@ def fact_holds(fact, values):
     return size == other.shape[fact["equals"]["axis"]] and (not named.isdigit() or size == int(named))
 
 
-@pytest.mark.parametrize("entry", rx.EXPORTS, ids=lambda e: e["file"])
-def test_relied_on_shape_facts_hold_at_run_time(entry, tmp_path):
+@pytest.mark.parametrize("case", [(e, v) for e in rx.EXPORTS for v in ("no_value_info", "inferred")], ids=case_id)
+def test_relied_on_shape_facts_hold_at_run_time(case, tmp_path):
     """Every fact the inference relied on, as `nonzero optimize --report-json FILE` lists it per
     rewrite (branch `rewriter`: {"nonzero", "rewritten", "left", "rewrites": [{"graph", "node",
     "facts": [{"tensor", "rank"} | {"tensor", "elem_type"} | {"tensor", "axis", "equals":
-    {"tensor", "axis"}, "size"}]}]}), holds in ONNX Runtime's run-time tensors of the file
-    without value_info, at both input sizes; the counts match the rewritten model. Until the
-    rewriter lands, the CLI refuses the flag and this fails."""
-    model = rx.variant(entry, "no_value_info")
+    {"tensor", "axis"}, "size"}]}]}), holds in ONNX Runtime's run-time tensors (of the file
+    without value_info), at both input sizes; the counts match the rewritten model. Also after
+    ONNX's inference, whose value_info the tool may take as facts."""
+    entry, name = case
+    model = rx.variant(entry, name)
     report_path = tmp_path / "report.json"
     proc, rewritten = rx.optimize(model, tmp_path, "--report-json", str(report_path))
     assert rewritten is not None, proc.stderr
@@ -135,7 +136,7 @@ def test_relied_on_shape_facts_hold_at_run_time(entry, tmp_path):
     outside = sorted({r["graph"] for r in report["rewrites"] if r["facts"]} - {"main"})
     assert not outside, f"facts in {outside}: this test reads main-graph tensors only; extend it"
     tensors = sorted({f["tensor"] for _, f in facts} | {f["equals"]["tensor"] for _, f in facts if "equals" in f})
-    probe = onnx.ModelProto.FromString(model.SerializeToString())
+    probe = rx.variant(entry, "no_value_info")
     outputs = {o.name for o in probe.graph.output}
     probe.graph.output.extend(onnx.ValueInfoProto(name=t) for t in tensors if t not in outputs)
     ort_session = session(probe, library=False)
