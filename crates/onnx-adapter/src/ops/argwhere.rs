@@ -15,13 +15,14 @@ impl Operator for ArgWhere {
     const INPUTS: &'static [Io] = &[Io::required(ElementType::Any)];
     const OUTPUTS: &'static [Io] = &[Io::required(ElementType::Int64)];
 
-    /// `[nnz, rank]`; an empty input shape is left alone (unknown shapes come as rank 0 too).
+    /// `[nnz, rank]`; where the input is reported as rank 0 (a scalar, or an unknown shape) the
+    /// rank is a fresh symbol: the output is rank 2 either way.
     fn infer_shape(&self, context: &mut ShapeInferContext<'_>) -> Result<(), Error> {
-        let rank = context.input_shape(0)?.len();
-        if rank == 0 {
-            return Ok(());
-        }
-        let dims = [Dim::fresh_symbol("argwhere_nnz"), Dim::Fixed(rank as i64)];
+        let rank = match context.input_shape(0)?.len() {
+            0 => Dim::fresh_symbol("argwhere_rank"),
+            rank => Dim::Fixed(rank as i64),
+        };
+        let dims = [Dim::fresh_symbol("argwhere_nnz"), rank];
         context.set_output(0, ElementType::Int64, &dims)
     }
 

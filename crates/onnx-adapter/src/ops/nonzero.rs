@@ -25,13 +25,13 @@ impl Operator for NonZero {
     const INPUTS: &'static [Io] = &[Io::required(ElementType::Any)];
     const OUTPUTS: &'static [Io] = &[Io::required(ElementType::Int64)];
 
-    /// `[rank, nnz]`, nnz a fresh symbol. An empty input shape is left alone: ONNX Runtime
-    /// reports an unknown shape as rank 0 too, and `[0, nnz]` could be wrong for it.
+    /// `[rank, nnz]`, nnz a fresh symbol. ONNX Runtime reports an unknown input shape as rank 0,
+    /// like a scalar's, so there the rank is a fresh symbol too: the output is rank 2 either way,
+    /// and an output left undeclared reads as a scalar to ONNX Runtime 1.17's inference
+    /// downstream.
     fn infer_shape(&self, context: &mut ShapeInferContext<'_>) -> Result<(), Error> {
-        match output_shape(context.input_shape(0)?.len()) {
-            Some(dims) => context.set_output(0, ElementType::Int64, &dims),
-            None => Ok(()),
-        }
+        let dims = output_shape(context.input_shape(0)?.len());
+        context.set_output(0, ElementType::Int64, &dims)
     }
 
     fn create_kernel(
@@ -73,9 +73,13 @@ impl Operator for NonZero {
     }
 }
 
-/// The inferred output shape for an input of rank `rank`, if any.
-fn output_shape(rank: usize) -> Option<[Dim; 2]> {
-    (rank > 0).then(|| [Dim::Fixed(rank as i64), Dim::fresh_symbol("nonzero_nnz")])
+/// The inferred output shape for an input reported as rank `rank` (0: a scalar, or unknown).
+fn output_shape(rank: usize) -> [Dim; 2] {
+    let rank = match rank {
+        0 => Dim::fresh_symbol("nonzero_rank"),
+        rank => Dim::Fixed(rank as i64),
+    };
+    [rank, Dim::fresh_symbol("nonzero_nnz")]
 }
 
 pub struct NonZeroKernel {
@@ -168,14 +172,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn output_is_rank_by_a_fresh_symbol_and_unknown_rank_is_left_alone() {
-        assert!(output_shape(0).is_none());
-        let [rank, nnz] = output_shape(3).unwrap();
+    fn output_is_rank_by_a_fresh_symbol_and_an_unknown_rank_is_a_symbol_too() {
+        let [Dim::Symbolic(rank), Dim::Symbolic(_)] = output_shape(0) else {
+            panic!("{:?}", output_shape(0))
+        };
+        assert!(rank.starts_with("nonzero_rank_"), "{rank}");
+        let [rank, nnz] = output_shape(3);
         assert_eq!(rank, Dim::Fixed(3));
         let Dim::Symbolic(first) = nnz else {
             panic!("{nnz:?}")
         };
-        let [_, Dim::Symbolic(second)] = output_shape(3).unwrap() else {
+        let [_, Dim::Symbolic(second)] = output_shape(3) else {
             panic!()
         };
         assert!(first.starts_with("nonzero_nnz_") && second.starts_with("nonzero_nnz_"));

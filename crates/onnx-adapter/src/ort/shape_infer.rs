@@ -128,6 +128,16 @@ impl ShapeInferContext<'_> {
     /// As [`ShapeInferContext::set_output`], with the element type as an ONNX code (for an
     /// output whose type follows an input's).
     pub fn set_output_code(&mut self, index: usize, code: i32, dims: &[Dim]) -> Result<(), Error> {
+        // ONNX Runtime turns a dimension with no symbol into the fixed size -1, not an unknown
+        // one, and the shape inference of the nodes downstream then refuses it (Split: "split
+        // dimension of the input (-1)"). A fresh symbol of its own claims nothing but "unknown".
+        let dims: Vec<Dim> = dims
+            .iter()
+            .map(|d| match d {
+                Dim::Unknown => Dim::fresh_symbol("nonzero_unknown"),
+                d => d.clone(),
+            })
+            .collect();
         let info = TypeAndShape::create(self.api)?;
         let sizes: Vec<i64> = dims
             .iter()
