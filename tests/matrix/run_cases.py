@@ -4,7 +4,10 @@ registered, compared exactly with the stored outputs; then the released-opset pr
 library's nonzero-domain-only registration (session config entry nonzero.onnx_domain = 0), which
 must leave the released-opset check and ONNX's backend node suite exactly as without the library.
 
-    python -I run_cases.py TESTS_PYTHON_DIR LIB CASE...
+    python -I run_cases.py TESTS_PYTHON_DIR LIB CASE... [--nonzero-domain-only CASE...]
+
+Cases after --nonzero-domain-only run with the library's nonzero domain only registered (their
+models were rewritten by `nonzero optimize --nonzero-domain`).
 
 Prints one JSON document: {"ort", "numpy", "passed": [...], "bf16_via_cast": [...],
 "failed": {case: message}, "opsets": {...}, "domain_only": {...}}. Releases that cannot feed bfloat16 from Python
@@ -37,14 +40,14 @@ def session(model, with_library=True, onnx_domain=True):
     return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
 
 
-def run_case(case: pathlib.Path):
+def run_case(case: pathlib.Path, onnx_domain=True):
     model, inputs, expected = load_case(case)
     if not CAN_FEED_BF16 and any(t.data_type == TensorProto.BFLOAT16 for t, _ in inputs):
         cast_model, feeds = bf16_via_cast(model, inputs)
-        got = session(cast_model.SerializeToString()).run(None, feeds)
+        got = session(cast_model.SerializeToString(), onnx_domain=onnx_domain).run(None, feeds)
         via_cast.append(case.name)
     else:
-        got = run(session(str(model)), inputs)
+        got = run(session(str(model), onnx_domain=onnx_domain), inputs)
     assert len(got) == len(expected), f"{len(got)} outputs, expected {len(expected)}"
     for i, (g, e) in enumerate(zip(got, expected)):
         assert_exact(g, e, f"output {i}")
@@ -114,14 +117,18 @@ via_cast = []
 BACKEND_EVERY = int(os.environ.get("NONZERO_MATRIX_BACKEND_EVERY", "5"))
 
 
-def main(cases):
+def main(args):
+    split = args.index("--nonzero-domain-only") if "--nonzero-domain-only" in args else len(args)
+    runs = [(c, True) for c in args[:split]] + [(c, False) for c in args[split + 1:]]
     passed, failed = [], {}
-    for case in map(pathlib.Path, cases):
+    for case, onnx_domain in runs:
+        case = pathlib.Path(case)
+        label = case.name if onnx_domain else f"{case.name} (nonzero domain only)"
         try:
-            run_case(case)
-            passed.append(case.name)
+            run_case(case, onnx_domain)
+            passed.append(label)
         except Exception as e:
-            failed[case.name] = f"{type(e).__name__}: {e}"
+            failed[label] = f"{type(e).__name__}: {e}"
     opsets = opset_probe()
     print(json.dumps({
         "ort": ort.__version__, "numpy": np.__version__, "passed": passed, "bf16_via_cast": via_cast,
