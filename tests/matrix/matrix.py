@@ -192,6 +192,9 @@ def write_table(rows, n_models, n_cases):
         "for opsets 1 to 1000 (docs/deployment.md, \"The released-opset check\"). The newest released and",
         "known opsets are also in crates/onnx-adapter/src/opset.rs (`HOSTS`).",
         "",
+        "Linux x86_64 only. Linux aarch64 and Windows x86_64, each on its own ONNX Runtime 1.17.3 and",
+        "1.31.1: [platforms.md](platforms.md).",
+        "",
     ]
     TABLE.write_text("\n".join(out))
 
