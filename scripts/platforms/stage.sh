@@ -132,6 +132,10 @@ pf_run() { # pf_run PLATFORM VERSION LABEL LIBRARY: models + conformance pack, e
     echo "FAILED: conformance pack on $platform, ONNX Runtime $version, $label library" >&2
     return 1
   fi
+  if [ "${models% *}" != "${models#* }" ]; then
+    echo "FAILED: $platform matched ${models% *} of ${models#* } bundled models" >&2
+    return 1
+  fi
   # Exactly the cases that match natively: the same skips (complex, NUL strings), no others.
   if [ -n "${PF_NATIVE_PACK:-}" ] && [ "${pack% *}" != "$PF_NATIVE_PACK" ]; then
     echo "FAILED: $platform matched ${pack% *} pack cases, Linux x86_64 $PF_NATIVE_PACK" >&2
