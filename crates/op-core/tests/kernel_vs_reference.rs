@@ -164,6 +164,13 @@ fn instruction_set_in_use() {
     }
 }
 
+#[cfg(target_arch = "aarch64")]
+#[test]
+fn instruction_set_in_use() {
+    // One build on aarch64, whatever NONZERO_SIMD says (docs/configuration.md).
+    assert_eq!(nonzero_core::instruction_set(), "NEON (portable loops)");
+}
+
 #[test]
 fn large_input_runs_in_parallel_chunks_and_matches() {
     // 3M elements: above the parallel threshold, so the default task count splits it.

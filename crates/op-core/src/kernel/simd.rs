@@ -57,7 +57,11 @@ pub fn instruction_set() -> &'static str {
         Level::Avx2 => "AVX2",
         Level::Avx512 => "AVX-512",
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    // aarch64 has no levels to pick: NEON is in its baseline, and the compiler vectorises the
+    // portable loops with it (zero tests with cmeq/cmtst, counts with cnt/addv: docs/platforms.md).
+    #[cfg(target_arch = "aarch64")]
+    return "NEON (portable loops)";
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     "portable"
 }
 

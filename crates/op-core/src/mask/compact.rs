@@ -79,7 +79,9 @@ fn compact<const N: usize>(mask: &[bool], x: &[u8], out: &mut [u8]) {
     debug_assert_eq!(k, out.len());
 }
 
-/// Groups ahead whose X a sparse group asks the memory system for.
+/// Groups ahead whose X a sparse group asks the memory system for (x86_64 only: the one
+/// architecture with a prefetch intrinsic on stable Rust).
+#[cfg(target_arch = "x86_64")]
 const PREFETCH_GROUPS: usize = 8;
 
 /// Sparse masks touch X's cache lines too far apart for the hardware prefetcher, so every touch
