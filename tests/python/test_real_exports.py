@@ -11,6 +11,7 @@ import json
 import re
 
 import onnx
+import onnxruntime as ort
 import pytest
 
 import real_exports as rx
@@ -28,6 +29,16 @@ def case_id(case):
 # Models an older ONNX Runtime refuses to load on its built-in kernels, original and rewrite
 # alike: the dynamo exports are IR 10, and 1.17 reads up to 9.
 HOST_REFUSALS = ("Unsupported model IR version",)
+
+
+# ONNX Runtime 1.17 refuses the rewritten Keypoint R-CNN: a Resize inside Loop_2273 gets a `sizes`
+# of 0 elements from its shape inference. 1.17 reads a custom op's output that shape inference left
+# undeclared as a scalar; the library declares NonZero's and ArgWhere's always (rank 2), which made
+# the exported model load on 1.17 again, but BooleanMask's rank is unknown when its input's shape is
+# unknown to the host; with ONNX's inferred value_info the host knows it, and the model loads. 1.18
+# and later load every variant. Asserted, so a fix (or a change) shows.
+OLD_HOST_REWRITE_REFUSALS = {"keypoint_rcnn_ts17.onnx": "Number of elements of input 'sizes' (0)"}
+OLD_HOST = tuple(int(p) for p in ort.__version__.split(".")[:2]) < (1, 18)
 
 
 def host_cannot_load(model, *more):
@@ -95,6 +106,10 @@ def test_rewritten_outputs_equal_original(case, tmp_path):
     proc, rewritten = rx.optimize(model, tmp_path)
     assert rewritten is not None, proc.stderr
     if host_cannot_load(model, rewritten):
+        return
+    if OLD_HOST and entry["file"] in OLD_HOST_REWRITE_REFUSALS and name != "inferred":
+        with pytest.raises(Exception, match=re.escape(OLD_HOST_REWRITE_REFUSALS[entry["file"]])):
+            session(rewritten)
         return
     builtin = session(model, library=False)
     if name == "inferred" and entry["file"] in INFERENCE_BREAKS:
