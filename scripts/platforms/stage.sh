@@ -180,7 +180,8 @@ pf_windows_panic() { # pf_windows_panic VERSION: an injected panic under Wine, t
 
 pf_package() { # scripts/package's cross-built half alone, keeping dist/'s other files
   step "dist/ lacks the aarch64 or Windows files: scripts/platforms/package.sh"
-  build_venv .venv-build requirements/build.txt
+  . scripts/env.sh # the venv helper
+  venv .venv-build requirements/build.txt
   mkdir -p dist
   rm -f dist/*aarch64* dist/*win_amd64* dist/*windows-x86_64* dist/SHA256SUMS
   (
