@@ -153,6 +153,8 @@ pf_wine_prefix() { # a prefix of our own, made once, with no Mono/Gecko download
   if [ ! -f "$WINEPREFIX/system.reg" ]; then
     step "Wine prefix (wineboot --init)"
     $PF_WINE wineboot --init >/dev/null 2>&1 || true
+    # wineserver writes the registry files when it exits, a few seconds after wineboot returns.
+    /usr/lib/wine/wineserver -w || true
     [ -f "$WINEPREFIX/system.reg" ] || { echo "wineboot made no prefix in $WINEPREFIX" >&2; return 1; }
   fi
 }
