@@ -203,14 +203,8 @@ impl GraphIndex {
                 .and_then(|a| a.t.as_ref())
                 .and_then(tensor_ints);
         }
-        if self.graph_inputs.contains(name) {
-            return None;
-        }
-        graph
-            .initializer
-            .iter()
-            .find(|t| t.name.as_deref() == Some(name))
-            .and_then(tensor_ints)
+        // No producer: an initializer that no graph input overrides, as `constant` finds it.
+        self.constant(graph, name).and_then(tensor_ints)
     }
 }
 

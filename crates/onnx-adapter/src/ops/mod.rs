@@ -37,9 +37,10 @@ fn settings(session: &Session<'_>) -> Result<Settings, Error> {
     // Hosts from ONNX Runtime 1.24 show each kernel its session's config. Older ones do not:
     // peek at the options being registered, so that a session asking for the GPU gets kernels
     // that say it cannot.
-    let entry = match readable {
-        true => None,
-        false => session.config_entry(device::DEVICE_KEY)?,
+    let entry = if readable {
+        None
+    } else {
+        session.config_entry(device::DEVICE_KEY)?
     };
     let onnx_domain = session.config_entry(opset::ONNX_DOMAIN_KEY)?;
     Ok(Settings {
