@@ -46,14 +46,17 @@ pub(super) fn compact<T: Element>(run: &[T], first_index: usize, out: &mut [usiz
         };
         let ones = mask.count_ones() as usize;
         let free = out.len().saturating_sub(k);
-        let mask_bytes = &mask.to_le_bytes()[..lanes / 8];
+        // The mask's bytes, low first, taken by shifts: a byte array would send the mask
+        // through the stack, and reading it back (a wider load than the store) stalls on a
+        // failed store forward whose cost depends on where the stack sits.
+        let mask_bytes = (0..lanes / 8).map(|i| (mask >> (8 * i)) as u8);
         if ones == 0 {
             // Nothing to store (and past a short output's end `slots + k` would not even be
             // a pointer into `out`).
             positions = _mm512_add_epi64(positions, _mm512_set1_epi64(lanes as i64));
         } else if free >= lanes {
             let start = k;
-            for &byte in mask_bytes {
+            for byte in mask_bytes {
                 let packed = _mm512_maskz_compress_epi64(byte, positions);
                 debug_assert!(k - start + 8 <= lanes);
                 // SAFETY: `k - start` counts the set bits of this vector's bytes before
@@ -66,7 +69,7 @@ pub(super) fn compact<T: Element>(run: &[T], first_index: usize, out: &mut [usiz
                 positions = _mm512_add_epi64(positions, step);
             }
         } else if free >= ones {
-            for &byte in mask_bytes {
+            for byte in mask_bytes {
                 let packed = _mm512_maskz_compress_epi64(byte, positions);
                 let set = byte.count_ones();
                 let written = _bzhi_u32(0xFF, set) as u8;
