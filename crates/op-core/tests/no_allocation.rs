@@ -1,21 +1,40 @@
 //! Below the parallel threshold the kernel allocates nothing: counting, writing the ONNX output
 //! and building the layout (rank up to 8) run without touching the heap. A counting global
-//! allocator sees every allocation this test binary makes; the test runs alone in its binary so
-//! no other test's allocations are counted.
+//! allocator counts the allocations of the thread that measures and of rayon's workers (where
+//! the Rayon executor would send work), not those of the test harness or of the other test,
+//! which run at the same time on threads of their own. The two tests measure one at a time.
 
 use nonzero_core::kernel::PARALLEL_THRESHOLD;
 use nonzero_core::{Counted, Layout, Rayon, Sequential};
 use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 struct Counting;
 
+/// Held by each test: the counter is shared, so two measurements must not overlap.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// Set while this thread runs the closure of [`allocations`]. Const-initialised and without
+    /// a destructor, so reading it allocates nothing and works at any point of a thread's life.
+    static MEASURING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether an allocation on this thread counts: the measuring thread's, and rayon's workers'.
+fn counts() -> bool {
+    MEASURING.get() || rayon::current_thread_index().is_some()
+}
 
 // SAFETY: every call is forwarded unchanged to the system allocator; only a counter is added.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        if counts() {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
         // SAFETY: the caller's contract for `alloc` is passed on as is.
         unsafe { System.alloc(layout) }
     }
@@ -26,7 +45,9 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        if counts() {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
         // SAFETY: as for `dealloc`; the caller guarantees `new_size` is valid.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -35,10 +56,12 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Allocations made by `f`.
+/// Allocations made by `f` (and by rayon's workers meanwhile).
 fn allocations(f: impl FnOnce()) -> usize {
     let before = ALLOCATIONS.load(Ordering::SeqCst);
+    MEASURING.set(true);
     f();
+    MEASURING.set(false);
     ALLOCATIONS.load(Ordering::SeqCst) - before
 }
 
@@ -61,6 +84,7 @@ fn run(data: &[f32], sizes: &[usize], strides: Option<&[usize]>, out: &mut [i64]
 
 #[test]
 fn the_sequential_path_does_not_allocate() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // Every input is built before counting starts.
     let n = PARALLEL_THRESHOLD - 1;
     let data: Vec<f32> = (0..n).map(|i| (i % 3 == 0) as u8 as f32).collect();
@@ -101,6 +125,7 @@ fn the_sequential_path_does_not_allocate() {
 
 #[test]
 fn the_one_pass_path_does_not_allocate() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let data: Vec<f32> = (0..110).map(|i| (i % 3 == 0) as u8 as f32).collect();
     let src = nonzero_core::NumericSlice::new(&data);
     let mut out = vec![0i64; 3 * 110];
