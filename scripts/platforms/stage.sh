@@ -5,7 +5,9 @@
 #   Linux aarch64 under qemu-user, Windows x86_64 under Wine, next to Linux x86_64 natively.
 # ONNX Runtime's library comes from that release's PyPI wheel for the platform; 1.17.3's wheels
 # link it into their Python module instead, so that release's plain library comes from npm's
-# onnxruntime-node, Microsoft's build of the same release (see docs/platforms.md).
+# onnxruntime-node, Microsoft's build of the same release (see docs/platforms.md). The full stage
+# also runs the aarch64 wheel's Python tests on an aarch64 CPython (python.sh), which runs
+# 1.17.3's own aarch64 wheel.
 # Cached between runs: ONNX Runtime under build/platforms/ort, cross builds under target/.
 PF_AARCH64=aarch64-unknown-linux-gnu
 PF_WINDOWS=x86_64-pc-windows-gnu
@@ -235,7 +237,12 @@ stage_platforms() {
     pf_run windows-x86_64 $version wheel "$(pf_lib windows-x86_64 wheel)"
     pf_windows_panic $version
   done
-  .venv/bin/python tests/platforms/write_doc.py docs/platforms.md "${PF_ROWS[@]}"
+  . scripts/platforms/python.sh
+  PF_PYTHON_ROWS=()
+  for version in 1.31.1 1.17.3; do
+    pf_python_tests $version
+  done
+  .venv/bin/python tests/platforms/write_doc.py docs/platforms.md "${PF_ROWS[@]}" --python "${PF_PYTHON_ROWS[@]}"
   echo "wrote docs/platforms.md"
 }
 

@@ -1,6 +1,7 @@
 """Writes docs/platforms.md for the `platforms` stage of scripts/test (scripts/platforms/stage.sh).
 
-    write_doc.py OUT ROW...   each ROW a Markdown table row made by the stage
+    write_doc.py OUT ROW... [--python ROW...]   each ROW a Markdown table row made by the stage:
+                                                the runner's rows, then the Python tests' rows
 """
 
 import sys
@@ -45,6 +46,20 @@ than Linux x86_64. "wheel" is the library that the unpacked wheel's own `get_lib
 |---|---|---|---|---|---|
 """
 
+PYTHON_HEAD = """
+The wheel as a Python user gets it on aarch64: `tests/python-package` with the dist aarch64 wheel,
+pip-installed into a fresh venv of an aarch64 CPython run by qemu-user, with that release's
+requirements (`requirements/ort-*.txt`), so pip picks the aarch64 wheels of ONNX Runtime, numpy
+and onnx from PyPI. This runs ONNX Runtime 1.17.3 from its own aarch64 PyPI wheel, whose ONNX
+Runtime is linked into its Python module: the bundled models, a fifth of the conformance pack
+(every type), registration, the device option, the nonzero-domain-only mode and `optimize`, all
+exact. The interpreter is Debian bookworm's arm64 `python3.11`, unpacked with its arm64 libraries
+into a sysroot of its own (`scripts/platforms/python.sh`; the host's dpkg is not touched).
+
+| Platform | ONNX Runtime | How it ran | Interpreter | tests/python-package |
+|---|---|---|---|---|
+"""
+
 TAIL = """
 Also in the stage:
 - op-core's unit and property tests, cross-built for aarch64, run under qemu-user (cargo's runner,
@@ -57,9 +72,14 @@ How each platform runs here:
 - **ONNX Runtime's library.** 1.31.1: `onnxruntime/capi/libonnxruntime.so.1.31.1` and
   `onnxruntime/capi/onnxruntime.dll` from the `manylinux_2_28_aarch64` and `win_amd64` PyPI
   wheels (`pip download --only-binary=:all: --platform TAG`). 1.17.3's PyPI wheels link ONNX
-  Runtime into their Python module and ship no plain library, so the 1.17.3 rows use the same
-  release's `libonnxruntime.so.1.17.3` and `onnxruntime.dll` from npm's `onnxruntime-node` 1.17.3
-  (Microsoft's build of that release). 1.17.3 takes the library's pre-1.24 configuration path.
+  Runtime into their Python module (`onnxruntime_pybind11_state`) and ship no plain library a
+  runner could load, so the runner's 1.17.3 rows use the same release's
+  `libonnxruntime.so.1.17.3` and `onnxruntime.dll` from npm's `onnxruntime-node` 1.17.3
+  (Microsoft's build of that release). The aarch64 PyPI wheel of 1.17.3 runs itself in the
+  Python table. The win_amd64 one would need a Windows CPython under Wine, and none comes from
+  a registry this project may download from (PyPI, npm, Debian, crates.io: python.org's
+  installers and NuGet's `python` package are elsewhere), so on Windows 1.17.3 runs only as npm's
+  build. 1.17.3 takes the library's pre-1.24 configuration path.
 - **Linux aarch64**: qemu-user 10 from Debian's bookworm-backports (`qemu-aarch64 -L
   /usr/aarch64-linux-gnu`). Bookworm's qemu-user 7.2 crashes inside ONNX Runtime's CPU detection.
 - **Windows x86_64**: Debian's Wine 8.0, in a prefix made with `WINEDLLOVERRIDES="mscoree,mshtml="`
@@ -85,11 +105,9 @@ no level to choose: `NONZERO_SIMD` is ignored on aarch64 and `instruction_set()`
 a real core.
 
 Not covered:
-- **The wheels' Python layer on aarch64 and Windows.** The wheels' libraries run above, and their
-  `get_library_path()` runs on the host's CPython against the unpacked wheel, but no aarch64 or
-  Windows CPython imports the package here. An aarch64 CPython from Debian's arm64 packages under
-  qemu would need an arm64 multiarch root with numpy and ONNX Runtime 1.17.3/1.31.1 installed into
-  it; it is not set up yet.
+- **The Windows wheel's Python layer.** Its library runs above, and its `get_library_path()` runs
+  on the host's CPython against the unpacked wheel, but no Windows CPython imports the package
+  here: none can be had from the registries this project downloads from (see above).
 - **macOS arm64**: nothing here runs macOS, so no macOS binary ships (ONNX Runtime has
   `macosx_14_0_arm64` wheels; build from source there with `cargo build --release -p nonzero-ort`).
 - **32-bit targets and Windows arm64** are out of scope: op-core assumes 64-bit `usize`
@@ -99,11 +117,13 @@ Not covered:
 
 
 def main():
-    out, rows = sys.argv[1], sys.argv[2:]
-    if not rows:
-        sys.exit("write_doc.py: no rows")
+    out, args = sys.argv[1], sys.argv[2:]
+    split = args.index("--python") if "--python" in args else len(args)
+    rows, python_rows = args[:split], args[split + 1 :]
+    if not rows or not python_rows:
+        sys.exit("write_doc.py: the runner's rows and the Python tests' rows are both needed")
     with open(out, "w") as f:
-        f.write(HEAD + "\n".join(rows) + "\n" + TAIL)
+        f.write(HEAD + "\n".join(rows) + "\n" + PYTHON_HEAD + "\n".join(python_rows) + "\n" + TAIL)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,10 @@ and gets the wheel plus requirements/ort-1.31.txt (or $NONZERO_PACKAGE_REQUIREME
 Everything that touches the package runs in that environment's interpreter, in a scratch
 directory, with `-I` (isolated mode), so nothing from this checkout can be imported instead.
 
+The environment is made by this interpreter, or by $NONZERO_PACKAGE_PYTHON: the platforms stage
+passes an aarch64 CPython (a script that runs it under qemu-user, scripts/platforms/python.sh),
+so that pip picks that platform's wheels and the tests run there.
+
 This conftest must not import onnxruntime or nonzero_ort: the tests run with the main .venv's
 pytest only to drive the fresh environment.
 """
@@ -27,6 +31,8 @@ REQUIREMENTS = ROOT / os.environ.get("NONZERO_PACKAGE_REQUIREMENTS", "requiremen
 ORT_PINNED = next(
     line.split("==")[1].strip() for line in REQUIREMENTS.read_text().splitlines() if line.startswith("onnxruntime==")
 )
+# The interpreter that makes the environment.
+BASE_PYTHON = os.environ.get("NONZERO_PACKAGE_PYTHON", sys.executable)
 # Case IO shared with the end-to-end suite; it imports neither onnxruntime nor nonzero_ort.
 SHARED = ROOT / "tests/python"
 sys.path.insert(0, str(SHARED))
@@ -89,7 +95,7 @@ class Venv:
 @pytest.fixture(scope="session")
 def venv(wheel, tmp_path_factory) -> Venv:
     root = tmp_path_factory.mktemp("venv") / "env"
-    subprocess.run([sys.executable, "-m", "venv", str(root)], check=True)
+    subprocess.run([BASE_PYTHON, "-m", "venv", str(root)], check=True)
     subprocess.run(
         [
             str(root / "bin/python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",

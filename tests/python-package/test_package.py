@@ -37,12 +37,16 @@ def check(sess):
 """
 
 
-def test_wheel_carries_the_library_with_a_linux_tag(wheel):
+def test_wheel_carries_the_library_with_a_linux_tag(wheel, venv):
     names = zipfile.ZipFile(wheel).namelist()
     assert "nonzero_ort/__init__.py" in names, names
     assert "nonzero_ort/_nonzero_ort.abi3.so" in names, names
-    # One wheel for every CPython >= 3.8 on this platform: the library has no Python ABI.
-    assert re.fullmatch(r"nonzero_ort-0\.1\.0-cp38-abi3-(manylinux_\d+_\d+|linux)_x86_64\.whl", wheel.name), wheel.name
+    # One wheel for every CPython >= 3.8 on the machine of the interpreter it was installed for
+    # (x86_64, or aarch64 under qemu-user): the library has no Python ABI.
+    machine = venv.json("import json, platform; print(json.dumps(platform.machine()))")
+    assert machine in ("x86_64", "aarch64"), machine
+    tag = rf"nonzero_ort-0\.1\.0-cp38-abi3-(manylinux_\d+_\d+|linux)_{machine}\.whl"
+    assert re.fullmatch(tag, wheel.name), (wheel.name, machine)
 
 
 def test_import_does_not_import_onnxruntime(venv):
