@@ -12,10 +12,12 @@
 # argv[0] set to the name it was called by. A venv's bin/python (a link to that script) then finds
 # its pyvenv.cfg, and the subprocesses that venv and pip start with sys.executable run too.
 PF_ARM64_ROOT=$ROOT/build/platforms/arm64-root
+# What the sysroot holds, with their dependencies; a sysroot made from another list is made again.
+PF_ARM64_PACKAGES=(python3.11-venv libstdc++6)
 
 pf_arm64_python() { # -> the aarch64 python3.11 as a host command (the sysroot is made once)
   local root=$PF_ARM64_ROOT apt=$ROOT/build/platforms/arm64-apt deb
-  if [ ! -x "$root/usr/bin/python3.11-qemu" ]; then
+  if [ "$(cat "$root/.packages" 2>/dev/null)" != "${PF_ARM64_PACKAGES[*]}" ]; then
     step "aarch64 CPython: Debian's arm64 python3.11-venv and its libraries, unpacked into $(pf_rel "$root")" >&2
     rm -rf "$root" "$apt"
     mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$root"
@@ -24,14 +26,20 @@ pf_arm64_python() { # -> the aarch64 python3.11 as a host command (the sysroot i
       -o Dir::State::Lists="$apt/lists" -o Dir::State::status="$apt/status"
       -o Dir::Cache="$apt" -o Dir::Cache::archives="$apt/archives" -o Debug::NoLocking=1)
     apt-get "${opts[@]}" update -qq >&2
-    apt-get "${opts[@]}" install -y -qq --download-only --no-install-recommends python3.11-venv libstdc++6 >&2
+    apt-get "${opts[@]}" install -y -qq --download-only --no-install-recommends "${PF_ARM64_PACKAGES[@]}" >&2
     for deb in "$apt"/archives/*.deb; do
       dpkg-deb -x "$deb" "$root"
     done
     rm -rf "$apt"
-    printf '#!/bin/sh\nexec qemu-aarch64 -L "%s" -0 "$0" "%s/usr/bin/python3.11" "$@"\n' \
-      "$root" "$root" >"$root/usr/bin/python3.11-qemu"
+    # The script finds the sysroot from its own path, so the checkout may move.
+    cat >"$root/usr/bin/python3.11-qemu" <<'SCRIPT'
+#!/bin/sh
+root=$(readlink -f "$0")
+root=${root%/usr/bin/python3.11-qemu}
+exec qemu-aarch64 -L "$root" -0 "$0" "$root/usr/bin/python3.11" "$@"
+SCRIPT
     chmod +x "$root/usr/bin/python3.11-qemu"
+    echo "${PF_ARM64_PACKAGES[*]}" >"$root/.packages"
   fi
   echo "$root/usr/bin/python3.11-qemu"
 }
