@@ -93,9 +93,11 @@ fn rewrite_body(
             .collect(),
         ..Default::default()
     };
-    let outer = ShapeTable::for_call(&function.input, inputs, label);
+    let opset = crate::versions::onnx_opset(&function.opset_import);
+    let outer = ShapeTable::for_call(&function.input, inputs, label, opset);
     let mut trial = Pass {
         options: pass.options,
+        onnx_opset: opset,
         report: Report::default(),
         call_sites: HashMap::new(),
     };

@@ -12,12 +12,15 @@ mod patterns;
 mod report;
 mod rewrite;
 mod trace;
+mod validate;
+pub mod versions;
 
 #[cfg(test)]
 mod tests;
 
 pub use patterns::{Kind, DOMAIN, DOMAIN_VERSION};
 pub use report::{Fact, Left, Reason, Report, Rewrite};
+pub use validate::check_model;
 
 use nonzero_proto::onnx::{ModelProto, OperatorSetIdProto};
 use nonzero_proto::Message;
@@ -83,6 +86,9 @@ pub enum OptimizeError {
     DomainVersion(i64),
     /// Subgraphs nested deeper than [`MAX_SUBGRAPH_DEPTH`].
     TooDeep,
+    /// The model breaks a rule that ONNX Runtime enforces when loading it (see `validate`): the
+    /// message names the graph, the node and the name.
+    Invalid(String),
 }
 
 impl fmt::Display for OptimizeError {
@@ -100,6 +106,7 @@ impl fmt::Display for OptimizeError {
                 f,
                 "the model imports domain '{DOMAIN}' at version {v}; the rewriter emits version {DOMAIN_VERSION} ops"
             ),
+            OptimizeError::Invalid(why) => write!(f, "invalid model, nothing rewritten: {why}"),
             OptimizeError::TooDeep => write!(
                 f,
                 "subgraphs are nested more than {MAX_SUBGRAPH_DEPTH} levels deep; refused"
@@ -126,6 +133,7 @@ pub fn optimize_with(
     if model.ir_version.is_none() {
         return Err(OptimizeError::Incomplete("ir_version"));
     }
+    validate::check_model(&model)?;
     let imported = model
         .opset_import
         .iter()
@@ -138,6 +146,7 @@ pub fn optimize_with(
     let imported = imported.is_some();
     let mut pass = rewrite::Pass {
         options,
+        onnx_opset: versions::onnx_opset(&model.opset_import),
         report: Report::default(),
         call_sites: model
             .functions

@@ -46,6 +46,8 @@ pub enum Reason {
     SizesNotProven,
     Conflict,
     Provider,
+    /// ONNX defines no NonZero at the graph's opset, or it is newer than the rewriter knows.
+    UnknownOpset,
 }
 
 impl Reason {
@@ -60,6 +62,7 @@ impl Reason {
             Reason::SizesNotProven => "sizes-not-proven",
             Reason::Conflict => "value-info-conflict",
             Reason::Provider => "provider",
+            Reason::UnknownOpset => "unknown-opset",
         }
     }
 
@@ -74,6 +77,7 @@ impl Reason {
             Reason::SizesNotProven => "the gather was kept: data's leading sizes are not proven the mask's",
             Reason::Conflict => "a declared value_info disagrees with the inference; neither is trusted",
             Reason::Provider => "the chosen execution provider runs nothing of the nonzero domain",
+            Reason::UnknownOpset => "the graph's ai.onnx opset defines no NonZero that this rewriter knows",
         }
     }
 }

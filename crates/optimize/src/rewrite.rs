@@ -6,6 +6,7 @@ use crate::infer::{BodyInputs, ShapeTable, TensorInfo};
 use crate::patterns::{self, Kind};
 use crate::report::{Left, Reason, Report, Rewrite};
 use crate::trace::{mask_rank, View};
+use crate::versions::nonzero_opset_problem;
 use crate::{OptimizeError, Options, DOMAIN, MAX_SUBGRAPH_DEPTH};
 use nonzero_proto::onnx::GraphProto;
 use std::collections::{HashMap, HashSet};
@@ -16,6 +17,8 @@ pub type FunctionKey = (String, String);
 /// State shared by every graph of one model.
 pub struct Pass<'o> {
     pub options: &'o Options,
+    /// The `ai.onnx` opset of the graphs this pass rewrites (the model's, or a function's own).
+    pub onnx_opset: Option<i64>,
     pub report: Report,
     /// The model's functions, and what is known about the inputs at each call site.
     pub call_sites: HashMap<FunctionKey, Vec<Vec<TensorInfo>>>,
@@ -35,6 +38,8 @@ impl Pass<'_> {
             return Err(OptimizeError::TooDeep);
         }
         self.report.graphs += 1;
+        let scope = ShapeTable::scope(self.onnx_opset);
+        let outer = Some(outer.unwrap_or(&scope));
         let shapes = ShapeTable::for_graph(graph, &GraphIndex::new(graph), outer, body_inputs);
         self.record_call_sites(graph, &shapes);
         for node in &mut graph.node {
@@ -58,7 +63,7 @@ impl Pass<'_> {
             .iter()
             .filter(|n| is_onnx_op(n, "NonZero"))
             .count();
-        if self.options.rewrites_nothing() {
+        if self.options.rewrites_nothing() || nonzero_opset_problem(shapes.opset()).is_some() {
             self.report_left(graph, &shapes, label);
             return Ok(());
         }
@@ -131,7 +136,9 @@ impl Pass<'_> {
             };
             let rank = mask_rank(&view, mask, out);
             let shape = format!("input {mask} {}", shapes.get(mask).shape_text());
-            let (reason, detail) = if self.options.rewrites_nothing() {
+            let (reason, detail) = if let Some(problem) = nonzero_opset_problem(shapes.opset()) {
+                (Reason::UnknownOpset, problem)
+            } else if self.options.rewrites_nothing() {
                 (
                     Reason::Provider,
                     self.options.provider.why_nothing().to_string(),

@@ -35,6 +35,11 @@ pub struct View<'a> {
 }
 
 impl<'a> View<'a> {
+    /// True for a default-domain `op` at a since-version the rewriter knows (crate::versions).
+    pub fn is_op(&self, node: &NodeProto, op: &str) -> bool {
+        is_onnx_op(node, op) && crate::versions::is_known(op, self.shapes.opset())
+    }
+
     pub fn producer(&self, name: &str) -> Option<&'a NodeProto> {
         self.index.producer_of(self.graph, name)
     }
@@ -96,7 +101,7 @@ fn trace_at(view: &View, name: &str, depth: usize) -> Option<Traced> {
     };
     let input0 = node.input.first().map(String::as_str).unwrap_or("");
     let op = node.op_type.as_deref().unwrap_or("");
-    if !is_onnx_op(node, op) || input0.is_empty() {
+    if !view.is_op(node, op) || input0.is_empty() {
         return None;
     }
     match op {
@@ -108,7 +113,7 @@ fn trace_at(view: &View, name: &str, depth: usize) -> Option<Traced> {
             }
             let nonzero = view.producer(input0)?;
             let is_nonzero =
-                is_onnx_op(nonzero, "NonZero") && unary(nonzero) && !nonzero.input[0].is_empty();
+                view.is_op(nonzero, "NonZero") && unary(nonzero) && !nonzero.input[0].is_empty();
             if !is_nonzero {
                 return None;
             }
@@ -155,7 +160,7 @@ fn trace_at(view: &View, name: &str, depth: usize) -> Option<Traced> {
             // Expand(v, Shape(w)) with w provably equal to v is v.
             let t = step(input0)?;
             let shape = view.producer(&node.input[1])?;
-            let whole_shape = is_onnx_op(shape, "Shape")
+            let whole_shape = view.is_op(shape, "Shape")
                 && unary(shape)
                 && int_attr(shape, "start").ok()?.unwrap_or(0) == 0
                 && int_attr(shape, "end").ok()?.is_none();

@@ -68,6 +68,9 @@ pub struct ShapeTable {
     values: HashMap<String, Vec<Dim>>,
     /// Tensors whose declared type or shape disagrees with the inference: name -> both.
     conflicts: HashMap<String, String>,
+    /// The `ai.onnx` opset of this scope: ops are inferred only at since-versions the rewriter
+    /// knows (crate::versions).
+    opset: Option<i64>,
 }
 
 /// How far a subgraph's own inputs can be trusted.
@@ -81,6 +84,19 @@ pub enum BodyInputs {
 }
 
 impl ShapeTable {
+    /// An empty table for a scope that imports `ai.onnx` at `opset`.
+    pub fn scope(opset: Option<i64>) -> Self {
+        ShapeTable {
+            opset,
+            ..Default::default()
+        }
+    }
+
+    /// The `ai.onnx` opset of this scope.
+    pub fn opset(&self) -> Option<i64> {
+        self.opset
+    }
+
     /// Everything `graph` declares or implies, on top of `outer` (the enclosing graphs' table).
     pub fn for_graph(
         graph: &GraphProto,
@@ -129,8 +145,13 @@ impl ShapeTable {
 
     /// The inputs of a function body as one call site knows them (`None`: nothing known).
     /// Sizes that only the caller's graph can name become fresh sizes of the body.
-    pub fn for_call(inputs: &[String], site: Option<&[TensorInfo]>, label: &str) -> Self {
-        let mut table = ShapeTable::default();
+    pub fn for_call(
+        inputs: &[String],
+        site: Option<&[TensorInfo]>,
+        label: &str,
+        opset: Option<i64>,
+    ) -> Self {
+        let mut table = ShapeTable::scope(opset);
         for (slot, name) in inputs.iter().enumerate() {
             let info = site.and_then(|s| s.get(slot)).cloned().unwrap_or_default();
             let dims = info.dims.map(|d| {
@@ -184,9 +205,10 @@ impl ShapeTable {
             graph,
             index,
         };
-        let (infos, values) = if is_onnx_op(node, "If") {
+        let known = crate::versions::is_known(op, self.opset);
+        let (infos, values) = if known && is_onnx_op(node, "If") {
             (self.infer_if(node), None)
-        } else if is_onnx_op(node, op) {
+        } else if known && is_onnx_op(node, op) {
             (infer_outputs(op, &ctx), values::infer_values(op, &ctx))
         } else {
             (vec![], None)

@@ -3,13 +3,13 @@
 //! transposed output (an output, Split columns of a 2-D mask, ScatterND) now reads ArgWhere's.
 
 use super::{chain_text, nonzero_node, Edit, Kind};
-use crate::graph::{describe, fresh_node_name, is_onnx_op};
+use crate::graph::{describe, fresh_node_name};
 use crate::report::Fact;
 use crate::trace::{trace, View};
 
 pub fn find(view: &View) -> Option<Edit> {
     view.graph.node.iter().enumerate().find_map(|(i, node)| {
-        if !is_onnx_op(node, "Transpose") {
+        if !view.is_op(node, "Transpose") {
             return None;
         }
         let out = node.output.first()?;

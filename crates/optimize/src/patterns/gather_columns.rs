@@ -5,13 +5,13 @@
 
 use super::gather_nd::{boolean_mask_edit, leading_dims_match};
 use super::{Edit, Kind};
-use crate::graph::{int_attr, is_onnx_op};
+use crate::graph::int_attr;
 use crate::trace::{trace, Traced, View};
 use nonzero_proto::onnx::NodeProto;
 
 /// The traced mask when `node` is a `Gather(axis=0)` reading the `[nnz]` column.
 pub fn candidate(view: &View, node: &NodeProto) -> Option<Traced> {
-    let shape_ok = is_onnx_op(node, "Gather")
+    let shape_ok = view.is_op(node, "Gather")
         && node.input.len() == 2
         && node.output.len() == 1
         && int_attr(node, "axis").ok()?.unwrap_or(0) == 0;

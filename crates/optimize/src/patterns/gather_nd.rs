@@ -5,7 +5,7 @@
 //! 1-D form; a mask made by `Expand(m, Shape(data))` has data's shape by construction.
 
 use super::{chain_text, nonzero_node, Edit, Kind};
-use crate::graph::{describe, fresh_node_name, int_attr, is_onnx_op};
+use crate::graph::{describe, fresh_node_name, int_attr};
 use crate::report::{Fact, Reason};
 use crate::trace::{trace, Traced, View};
 use nonzero_proto::onnx::tensor_proto::DataType;
@@ -14,7 +14,7 @@ use nonzero_proto::onnx::NodeProto;
 /// The traced mask when `node` is a `GatherND(batch_dims=0)` reading a whole `[nnz, k]`
 /// coordinate tensor.
 pub fn candidate(view: &View, node: &NodeProto) -> Option<Traced> {
-    let shape_ok = is_onnx_op(node, "GatherND")
+    let shape_ok = view.is_op(node, "GatherND")
         && node.input.len() == 2
         && node.output.len() == 1
         && int_attr(node, "batch_dims").ok()?.unwrap_or(0) == 0;

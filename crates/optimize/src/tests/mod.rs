@@ -6,6 +6,7 @@ mod functions;
 mod guards;
 mod inference;
 mod inference_ops;
+mod validity;
 
 use crate::{optimize, Report};
 use nonzero_proto::onnx::attribute_proto::AttributeType;
