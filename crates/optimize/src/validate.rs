@@ -1,7 +1,9 @@
 //! The model is checked before anything is rewritten, so that a model ONNX Runtime refuses never
 //! comes out as one it loads. One pass over each graph (the main graph, every subgraph, every
 //! function body) refuses, naming the node and the name:
-//! - a default-domain op where no `ai.onnx` opset is imported;
+//! - a default-domain op where no `ai.onnx` opset is imported, or a node that does not fit its
+//!   op's definition at the imported opset (inputs, outputs, attributes), for the ops the
+//!   rewriter knows (crate::versions);
 //! - a name defined twice in one graph (a graph input with an initializer of the same name is
 //!   allowed: it is the input's default);
 //! - a node input (or graph output) that is not a graph input, an initializer, a node's output
@@ -9,16 +11,16 @@
 //! - a cycle. Nodes out of order but acyclic are valid: ONNX Runtime sorts them.
 
 use crate::graph::describe;
-use crate::versions::{is_onnx_domain, onnx_opset};
+use crate::versions::{conformance, is_onnx_domain, onnx_opset};
 use crate::{OptimizeError, MAX_SUBGRAPH_DEPTH};
 use nonzero_proto::onnx::{GraphProto, ModelProto};
 use std::collections::{HashMap, HashSet};
 
 /// Checks `model` as the module doc says.
 pub fn check_model(model: &ModelProto) -> Result<(), OptimizeError> {
-    let imports_onnx = onnx_opset(&model.opset_import).is_some();
+    let opset = onnx_opset(&model.opset_import);
     if let Some(graph) = &model.graph {
-        check_graph(graph, &[], imports_onnx, "main", 0)?;
+        check_graph(graph, &[], opset, "main", 0)?;
     }
     for f in &model.functions {
         let label = format!(
@@ -35,7 +37,7 @@ pub fn check_model(model: &ModelProto) -> Result<(), OptimizeError> {
         for name in &f.input {
             defined.define(name, "a function input", &label)?;
         }
-        let imports = onnx_opset(&f.opset_import).is_some();
+        let imports = onnx_opset(&f.opset_import);
         check_nodes(&body, &defined, &[&inputs], imports, &label, 0)?;
         if let Some(out) = f
             .output
@@ -79,7 +81,7 @@ impl Definitions {
 fn check_graph(
     graph: &GraphProto,
     outer: &[&HashSet<String>],
-    imports_onnx: bool,
+    opset: Option<i64>,
     label: &str,
     depth: usize,
 ) -> Result<HashSet<String>, OptimizeError> {
@@ -114,7 +116,7 @@ fn check_graph(
     let names: HashSet<String> = defined.what.keys().cloned().collect();
     let mut scope = outer.to_vec();
     scope.push(&names);
-    check_nodes(graph, &defined, &scope, imports_onnx, label, depth)
+    check_nodes(graph, &defined, &scope, opset, label, depth)
 }
 
 /// Checks the nodes of `graph` whose inputs and initializers are `defined` (function bodies come
@@ -124,7 +126,7 @@ fn check_nodes(
     graph: &GraphProto,
     defined: &Definitions,
     scope: &[&HashSet<String>],
-    imports_onnx: bool,
+    opset: Option<i64>,
     label: &str,
     depth: usize,
 ) -> Result<HashSet<String>, OptimizeError> {
@@ -153,12 +155,6 @@ fn check_nodes(
     let mut depends: Vec<Vec<usize>> = vec![vec![]; graph.node.len()];
     for (i, node) in graph.node.iter().enumerate() {
         let op = node.op_type.as_deref().unwrap_or("");
-        if is_onnx_domain(node.domain.as_deref()) && !imports_onnx {
-            return Err(invalid(format!(
-                "{label}: node {} is the default-domain op {op}, but no ai.onnx opset is imported",
-                describe(node)
-            )));
-        }
         let mut reads: Vec<String> = node
             .input
             .iter()
@@ -171,13 +167,22 @@ fn check_nodes(
                 let sub_label = format!("{label}/{}.{attr}{}", describe(node), suffix(k));
                 let mut inner = scope.to_vec();
                 inner.push(&defined_here);
-                reads.extend(check_graph(
-                    sub,
-                    &inner,
-                    imports_onnx,
-                    &sub_label,
-                    depth + 1,
-                )?);
+                reads.extend(check_graph(sub, &inner, opset, &sub_label, depth + 1)?);
+            }
+        }
+        // After the subgraphs, so that nesting past the limit is reported as such.
+        if is_onnx_domain(node.domain.as_deref()) {
+            let Some(opset) = opset else {
+                return Err(invalid(format!(
+                    "{label}: node {} is the default-domain op {op}, but no ai.onnx opset is imported",
+                    describe(node)
+                )));
+            };
+            if let Err(why) = conformance(node, opset) {
+                return Err(invalid(format!(
+                    "{label}: node {} ({op}) {why}",
+                    describe(node)
+                )));
             }
         }
         for name in reads {

@@ -4,11 +4,24 @@
 //! inference were written for. A NonZero under an opset where ONNX does not define it (before 9,
 //! or past [`NEWEST_KNOWN_OPSET`]) is never rewritten. See docs/optimize.md, "Known versions".
 
+// Generated (scripts/gen-known-ops): one line per definition, as written.
+#[rustfmt::skip]
 mod table;
 
 pub use table::NEWEST_KNOWN_OPSET;
 
-use nonzero_proto::onnx::OperatorSetIdProto;
+use nonzero_proto::onnx::{NodeProto, OperatorSetIdProto};
+
+/// One definition (schema) of an op: from which opset it holds, and what a node of it may have.
+#[derive(Debug)]
+pub struct Definition {
+    pub since: i64,
+    /// Least and most inputs (optional trailing ones included), and outputs.
+    pub inputs: (u32, u32),
+    pub outputs: (u32, u32),
+    pub attributes: &'static [&'static str],
+    pub required: &'static [&'static str],
+}
 
 /// The first opset that defines NonZero.
 pub const NONZERO_FIRST_OPSET: i64 = 9;
@@ -26,16 +39,80 @@ pub fn onnx_opset(imports: &[OperatorSetIdProto]) -> Option<i64> {
         .map(|o| o.version.unwrap_or(1))
 }
 
-/// The since-version of `op` in effect at `opset`, when the rewriter knows both.
-pub fn since_version(op: &str, opset: i64) -> Option<i64> {
+/// The definition of `op` in effect at `opset`, when the rewriter knows both.
+pub fn definition(op: &str, opset: i64) -> Option<&'static Definition> {
     if !(1..=NEWEST_KNOWN_OPSET).contains(&opset) {
         return None;
     }
-    let i = table::SINCE_VERSIONS
+    let i = table::DEFINITIONS
         .binary_search_by(|(name, _)| name.cmp(&op))
         .ok()?;
-    let versions = table::SINCE_VERSIONS[i].1;
-    versions.iter().rev().find(|&&v| v <= opset).copied()
+    table::DEFINITIONS[i]
+        .1
+        .iter()
+        .rev()
+        .find(|d| d.since <= opset)
+}
+
+/// The since-version of `op` in effect at `opset`, when the rewriter knows both.
+pub fn since_version(op: &str, opset: i64) -> Option<i64> {
+    definition(op, opset).map(|d| d.since)
+}
+
+/// Where a default-domain `node` does not fit the definition of its op at `opset` (ONNX
+/// Runtime refuses such a node: "Unrecognized attribute", "input size not in range"). `Ok` for
+/// ops and opsets outside the table: nothing is known of them, and nothing reads them.
+pub fn conformance(node: &NodeProto, opset: i64) -> Result<(), String> {
+    let op = node.op_type.as_deref().unwrap_or("");
+    let Some(d) = definition(op, opset) else {
+        return Ok(());
+    };
+    let name = format!("{op}-{}", d.since);
+    // Trailing empty names are absent optional inputs (outputs likewise).
+    let count =
+        |names: &[String]| names.len() - names.iter().rev().take_while(|n| n.is_empty()).count();
+    let (inputs, outputs) = (count(&node.input), count(&node.output));
+    if inputs < d.inputs.0 as usize || inputs > d.inputs.1 as usize {
+        return Err(format!(
+            "has {inputs} inputs; {name} (the definition at opset {opset}) takes {} to {}",
+            d.inputs.0, d.inputs.1
+        ));
+    }
+    if outputs < d.outputs.0 as usize || outputs > d.outputs.1 as usize {
+        return Err(format!(
+            "has {outputs} outputs; {name} (the definition at opset {opset}) gives {} to {}",
+            d.outputs.0, d.outputs.1
+        ));
+    }
+    for a in &node.attribute {
+        let attr = a.name.as_deref().unwrap_or("");
+        if !d.attributes.contains(&attr) {
+            return Err(format!(
+                "has the attribute '{attr}', which {name} (the definition at opset {opset}) does not define"
+            ));
+        }
+    }
+    // A rule ONNX states in Split-18's shape inference rather than its schema.
+    let split_sizes = inputs >= 2
+        || node
+            .attribute
+            .iter()
+            .any(|a| a.name.as_deref() == Some("num_outputs"));
+    if op == "Split" && d.since >= 18 && !split_sizes {
+        return Err(format!(
+            "has neither the input 'split' nor the attribute 'num_outputs', one of which {name} (the definition at opset {opset}) requires"
+        ));
+    }
+    if let Some(missing) = d
+        .required
+        .iter()
+        .find(|r| !node.attribute.iter().any(|a| a.name.as_deref() == Some(r)))
+    {
+        return Err(format!(
+            "lacks the attribute '{missing}', which {name} (the definition at opset {opset}) requires"
+        ));
+    }
+    Ok(())
 }
 
 /// True when `op` at `opset` is a definition the rewriter knows.
@@ -57,32 +134,54 @@ pub fn nonzero_opset_problem(opset: Option<i64>) -> Option<String> {
     }
 }
 
-/// The table as JSON (`nonzero optimize --known-ops`), for tests and users.
-pub fn table_json() -> String {
-    let ops: Vec<String> = table::SINCE_VERSIONS
-        .iter()
-        .map(|(op, versions)| {
-            let list: Vec<String> = versions.iter().map(i64::to_string).collect();
-            format!("\"{op}\":[{}]", list.join(","))
-        })
-        .collect();
-    format!(
-        "{{\"newest_opset\":{NEWEST_KNOWN_OPSET},\"ops\":{{{}}}}}",
-        ops.join(",")
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_table_is_sorted_for_binary_search() {
-        assert!(table::SINCE_VERSIONS.windows(2).all(|w| w[0].0 < w[1].0));
-        assert!(table::SINCE_VERSIONS
+        assert!(table::DEFINITIONS.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(table::DEFINITIONS
             .iter()
-            .all(|(_, v)| v.windows(2).all(|w| w[0] < w[1])
-                && v.iter().all(|&x| x <= NEWEST_KNOWN_OPSET)));
+            .all(|(_, v)| v.windows(2).all(|w| w[0].since < w[1].since)
+                && v.iter().all(|d| d.since <= NEWEST_KNOWN_OPSET)));
+    }
+
+    #[test]
+    fn conformance_names_what_the_definition_lacks() {
+        let node = |inputs: &[&str], attrs: &[&str]| NodeProto {
+            op_type: Some("Squeeze".into()),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec!["y".into()],
+            attribute: attrs
+                .iter()
+                .map(|a| nonzero_proto::onnx::AttributeProto {
+                    name: Some(a.to_string()),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        assert_eq!(conformance(&node(&["x", "axes"], &[]), 13), Ok(()));
+        assert_eq!(
+            conformance(&node(&["x", "axes"], &[]), 11).unwrap_err(),
+            "has 2 inputs; Squeeze-11 (the definition at opset 11) takes 1 to 1"
+        );
+        assert_eq!(
+            conformance(&node(&["x"], &["axes"]), 13).unwrap_err(),
+            "has the attribute 'axes', which Squeeze-13 (the definition at opset 13) does not define"
+        );
+        // An absent optional input at the end is not counted.
+        assert_eq!(conformance(&node(&["x", ""], &["axes"]), 11), Ok(()));
+        let split = NodeProto {
+            op_type: Some("Split".into()),
+            ..node(&["x"], &[])
+        };
+        assert_eq!(
+            conformance(&split, 18).unwrap_err(),
+            "has neither the input 'split' nor the attribute 'num_outputs', one of which Split-18 (the definition at opset 18) requires"
+        );
+        assert_eq!(conformance(&split, 17), Ok(()));
     }
 
     #[test]
