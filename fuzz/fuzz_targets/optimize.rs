@@ -1,6 +1,6 @@
 //! Target C: the model rewriter (`nonzero-optimize`) on models from strangers. It must never
-//! panic or hang; its output is an error or a model that parses again, and rewriting that
-//! output again must not fail.
+//! panic or hang; its output is an error or a model that parses again and passes the same
+//! validity check as its input, and rewriting that output again must not fail.
 //!
 //! The first byte picks the input. Below 128 (every ModelProto's first tag byte is), the whole
 //! data is the model (the seed corpus in seeds/optimize holds the committed exporter models,
@@ -28,6 +28,9 @@ fn check(model: &[u8], options: &Options) {
     if let Ok((out, report)) = nonzero_optimize::optimize_with(model, options) {
         let parsed = ModelProto::decode(out.as_slice()).expect("the rewriter's output parses");
         assert!(parsed.graph.is_some());
+        // Input that was accepted passed the validity check; so must the output (issue 29).
+        nonzero_optimize::check_model(&parsed)
+            .expect("the rewriter's output passes the validity check its input passed");
         // Every NonZero is accounted for: rewritten, moved, or left with a reason.
         assert!(report.nonzero_left() + report.moved_to_domain <= report.nonzero_nodes);
         let _ = (report.summary(), report.to_json());

@@ -268,6 +268,35 @@ print(json.dumps(out))
     assert got[2] == ["TypeError", "nonzero_ort.optimize: expected bytes or a path, got builtins.int"]
 
 
+def test_optimize_refuses_an_invalid_model_as_the_cli_does(venv, tmp_path):
+    """Issue 29: a node input nothing defines. The Python API raises ValueError with the CLI's
+    message, and neither writes anything."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["nz"], name="nonzero"),
+         helper.make_node("Transpose", ["ghost"], ["y"], perm=[1, 0], name="transpose")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    got = venv.json("""
+import json, sys, nonzero_ort
+try:
+    nonzero_ort.optimize(sys.argv[1])
+    print(json.dumps(None))
+except ValueError as e:
+    print(json.dumps(str(e)))
+""", bad)
+    why = ("invalid model, nothing rewritten: main: node transpose (Transpose) reads 'ghost', which is "
+           "not a graph input, an initializer, a node's output or an outer-scope name")
+    assert got == "nonzero_ort.optimize: " + why
+    out = tmp_path / "out.onnx"
+    proc = subprocess.run([str(ROOT / "target/release/nonzero"), "optimize", str(bad), str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and why in proc.stderr and not out.exists(), proc.stderr
+
+
 def test_register_with_the_nonzero_domain_only(venv):
     venv.code(
         """
