@@ -1,0 +1,24 @@
+# Sourced by scripts/run-models --ray and the ray stage of scripts/test (after scripts/env.sh):
+# .venv-ray with requirements/ray.txt (Ray Data + Serve pinned, ONNX Runtime 1.31.1) and the
+# nonzero-ort wheel of this checkout, built by maturin into build/ray/wheels.
+ray_wheel() { # prints the path of the wheel built from the working tree (cargo's cache makes a rebuild quick)
+  venv .venv-build requirements/build.txt
+  rm -rf build/ray/wheels
+  CARGO_TARGET_DIR=$PWD/target .venv-build/bin/maturin build --quiet --release \
+    -m python/Cargo.toml -o build/ray/wheels >build/ray/maturin.log 2>&1 ||
+    { cat build/ray/maturin.log >&2; return 1; }
+  ls build/ray/wheels/nonzero_ort-*.whl
+}
+
+ray_venv() { # .venv-ray, then the wheel installed into it when it differs from the one there
+  mkdir -p build/ray
+  local wheel sum
+  wheel=$(ray_wheel)
+  venv .venv-ray requirements/ray.txt
+  sum=$(sha256sum "$wheel" | cut -d' ' -f1)
+  if [ "$(cat .venv-ray/.installed-wheel 2>/dev/null)" != "$sum" ]; then
+    .venv-ray/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$wheel"
+    echo "$sum" >.venv-ray/.installed-wheel
+  fi
+  export NONZERO_RAY_WHEEL=$PWD/$wheel
+}
