@@ -1,0 +1,237 @@
+"""Ray Serve: nonzero_ort.ray.serve_app on the 2-node cluster, two replicas, the proxy on the head
+only, on 127.0.0.1 at a free port. Bounded load from 8 clients, a replica killed during load,
+and bad requests, each checked against one in-process session, exactly."""
+
+import http.client
+import json
+import os
+import signal
+import statistics
+import threading
+import time
+
+import numpy as np
+import pytest
+from conftest import MODELS, report, same
+
+import cluster
+from nonzero_ort.ray import decode_response, encode_request, make_session
+
+MODEL = str(MODELS / "threshold_filter_opset13" / "model.onnx")  # scores: float32 [N], threshold: float32 []
+ROUTE = "/nonzero"
+LIMIT = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def server(ray_cluster):
+    from ray import serve
+
+    from nonzero_ort.ray import serve_app
+
+    port = cluster.free_port()
+    serve.start(proxy_location="HeadOnly", http_options={"host": "127.0.0.1", "port": port},
+                logging_config={"enable_access_log": False})
+    try:
+        serve.run(serve_app(MODEL, num_replicas=2, max_body_bytes=LIMIT), name="nonzero", route_prefix=ROUTE)
+        yield port
+    finally:
+        serve.shutdown()
+
+
+def inputs(count, n=1024):
+    rng = np.random.default_rng(11)
+    out = []
+    for i in range(count):
+        scores = rng.random(n, dtype=np.float32)
+        scores[rng.random(n) < 0.5] = 0
+        out.append({"scores": scores, "threshold": np.array(0.25 + 0.5 * (i % 3) / 3, dtype=np.float32)})
+    return out
+
+
+class Client:
+    """One keep-alive connection; `post` retries (new connection, backoff) on a connection error
+    or a 5xx, up to `attempts` times, and says how many attempts it took."""
+
+    def __init__(self, port):
+        self.port = port
+        self.conn = None
+
+    def request(self, method, body=b"", content_type="application/x-npz"):
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        try:
+            self.conn.request(method, ROUTE, body=body, headers={"Content-Type": content_type})
+            r = self.conn.getresponse()
+            return r.status, r.getheader("Content-Type"), r.read()
+        except (OSError, http.client.HTTPException):
+            self.conn.close()
+            self.conn = None
+            raise
+
+    def post(self, body, content_type, attempts=1):
+        for attempt in range(1, attempts + 1):
+            try:
+                status, ctype, data = self.request("POST", body, content_type)
+                if status < 500 or attempt == attempts:
+                    return status, ctype, data, attempt
+            except (OSError, http.client.HTTPException):
+                if attempt == attempts:
+                    raise
+            time.sleep(0.1 * attempt)
+
+
+def load(port, bodies, expected, total, clients, attempts=1, on_progress=None):
+    """`total` requests from `clients` threads, request i with bodies[i % len]; returns latencies
+    (s), requests that needed more than one attempt, and failures (wrong or lost answers)."""
+    latencies, retried, failures = [], [], []
+    counter = iter(range(total))
+    lock = threading.Lock()
+
+    def worker():
+        client = Client(port)
+        while True:
+            with lock:
+                i = next(counter, None)
+            if i is None:
+                return
+            start = time.perf_counter()
+            try:
+                status, ctype, data, tries = client.post(bodies[i % len(bodies)], "application/x-npz", attempts)
+            except Exception as e:
+                with lock:
+                    failures.append((i, repr(e)))
+                continue
+            ok = status == 200 and all(same(a, b) for a, b in zip(
+                decode_response(data, ctype).values(), expected[i % len(bodies)]))
+            with lock:
+                latencies.append(time.perf_counter() - start)
+                if tries > 1:
+                    retried.append(i)
+                if not ok:
+                    failures.append((i, status, data[:200]))
+                if on_progress:
+                    on_progress(len(latencies))
+
+    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert not any(t.is_alive() for t in threads), "the load did not finish within 600 s"
+    return latencies, retried, failures
+
+
+@pytest.fixture(scope="module")
+def cases():
+    feeds = inputs(50)
+    session = make_session(MODEL)
+    names = [o.name for o in session.get_outputs()]
+    expected = [session.run(names, f) for f in feeds]
+    return feeds, [encode_request(f, "npz")[0] for f in feeds], expected, session
+
+
+def test_bounded_load_from_8_clients_has_no_error(server, cases):
+    feeds, bodies, expected, session = cases
+    total = 2000
+    started = time.perf_counter()
+    latencies, retried, failures = load(server, bodies, expected, total, clients=8)
+    seconds = time.perf_counter() - started
+    assert not failures, failures[:3]
+    assert len(latencies) == total and not retried
+    # The same inputs through one session in this process, one at a time.
+    started = time.perf_counter()
+    for i in range(total):
+        session.run(None, feeds[i % len(feeds)])
+    local = time.perf_counter() - started
+    q = statistics.quantiles(latencies, n=100)
+    report("serve-load", f"{total} requests (npz, 1024 float32 scores), 8 clients, 2 replicas: 0 errors; "
+           f"p50 {q[49] * 1e3:.1f} ms, p99 {q[98] * 1e3:.1f} ms, {total / seconds:.0f} requests/s; one in-process "
+           f"session: {total / local:.0f} runs/s ({total / seconds / (total / local):.3f}x of it)")
+
+
+def replica_pids():
+    return sorted(cluster.actor_pids("ServeReplica:").values())
+
+
+def running_replicas():
+    from ray import serve
+
+    app = serve.status().applications["nonzero"]
+    return next(iter(app.deployments.values())).replica_states.get("RUNNING", 0)
+
+
+def test_a_replica_killed_during_load_loses_no_request(server, cases):
+    _, bodies, expected, _ = cases
+    before = replica_pids()
+    assert len(before) == 2, before
+    killed = []
+
+    def kill_once(done):
+        if done == 200 and not killed:
+            killed.append(before[0])
+            os.kill(before[0], signal.SIGKILL)
+
+    total = 1000
+    latencies, retried, failures = load(server, bodies, expected, total, clients=8, attempts=10,
+                                        on_progress=kill_once)
+    assert killed, "the replica was not killed (the load ended before 200 answers)"
+    assert not failures, failures[:3]
+    assert len(latencies) == total
+    deadline = time.time() + 120
+    while running_replicas() < 2 and time.time() < deadline:
+        time.sleep(0.5)
+    after = replica_pids()
+    assert running_replicas() == 2 and before[0] not in after and len(after) == 2, after
+    report("serve-kill", f"replica {killed[0]} SIGKILLed after 200 of {total} answers (8 clients): 0 lost, "
+           f"{len(retried)} needed a retry by the client; Serve replaced it ({len(after)} replicas running)")
+
+
+def good(client, cases, fmt="npz"):
+    feeds, _, expected, _ = cases
+    body, ctype = encode_request(feeds[0], fmt)
+    status, reply_type, data = client.request("POST", body, ctype)
+    assert status == 200, data
+    assert all(same(a, b) for a, b in zip(decode_response(data, reply_type).values(), expected[0]))
+
+
+def bad_cases(cases):
+    feeds = cases[0]
+    scores, threshold = feeds[0]["scores"], feeds[0]["threshold"]
+    import pickle
+
+    from test_codec import npz_member
+
+    return [
+        ("missing input", encode_request({"scores": scores}, "npz"), 400, "missing input 'threshold'"),
+        ("unknown input", encode_request({**feeds[0], "x": scores}, "npz"), 400, "unknown input 'x'"),
+        ("wrong dtype", encode_request({"scores": scores.astype(np.float64), "threshold": threshold}, "npz"), 400,
+         "input 'scores': dtype float64, the model takes float32"),
+        ("wrong rank", encode_request({"scores": scores.reshape(2, -1), "threshold": threshold}, "json-b64"), 400,
+         "input 'scores': shape [2, 512], the model takes rank 1"),
+        ("garbage bytes", (os.urandom(64), "application/x-npz"), 400, "the body is not an npz archive"),
+        ("a pickle", (pickle.dumps(feeds[0]), "application/x-npz"), 400, "the body is not an npz archive"),
+        ("huge declared shape", (npz_member("scores", (1 << 40,), "float32", b"\0" * 64), "application/x-npz"),
+         400, "declared shape [1099511627776] x itemsize 4"),
+        ("body over the limit", (b"\0" * (LIMIT + 1), "application/x-npz"), 413, "more than the limit of 1048576"),
+        ("another content type", (b"scores=1", "text/plain"), 415, "is not one of"),
+    ]
+
+
+def test_bad_requests_get_a_4xx_with_a_message_and_the_replicas_keep_serving(server, cases):
+    client = Client(server)
+    before = replica_pids()
+    for what, (body, ctype), status, message in bad_cases(cases):
+        got, reply_type, data = client.request("POST", body, ctype)
+        assert got == status, (what, got, data[:300])
+        assert reply_type == "application/json" and message in json.loads(data)["error"], (what, data[:300])
+        good(client, cases, "npz" if what != "wrong rank" else "json")
+    got, _, data = client.request("PUT", b"")
+    assert got == 405 and "POST the inputs" in json.loads(data)["error"]
+    got, _, data = client.request("GET")
+    described = json.loads(data)
+    assert got == 200 and [i["name"] for i in described["inputs"]] == ["scores", "threshold"]
+    assert described["max_body_bytes"] == LIMIT
+    good(client, cases, "json-b64")
+    assert replica_pids() == before, "a replica was restarted"
+    report("serve-bad", f"{len(bad_cases(cases)) + 1} kinds of bad request answered 4xx with a message; "
+           "the same replica processes went on serving")
