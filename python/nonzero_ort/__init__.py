@@ -94,7 +94,7 @@ def _is_session_options(obj) -> bool:
     return isinstance(session_options, type) and isinstance(obj, session_options)
 
 
-def optimize(model, report=False, nonzero_domain=False, provider="cpu"):
+def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback=True):
     """Rewrites the NonZero chains that PyTorch's exporters emit (NonZero -> Transpose ->
     GatherND / Gather) into the library's ``nonzero``-domain ArgWhere and BooleanMask ops, where
     the graph proves them equivalent; see docs/optimize.md. The rewritten model needs the library
@@ -107,8 +107,11 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu"):
     --report-json`` (counts, each rewrite with the shape facts it relied on, each node left with
     its reason). ``nonzero_domain=True`` also moves every remaining NonZero of known rank >= 1
     to the ``nonzero`` domain (``--nonzero-domain``). ``provider="cuda"`` rewrites nothing and
-    says why in the report's ``note``. Raises ValueError when the input is not an ONNX model or
-    the provider is unknown, TypeError for another argument type.
+    says why in the report's ``note``. Every ``nonzero`` op written comes with a model-local
+    function of standard ops, so the model also runs where the library is not registered;
+    ``fallback=False`` leaves them out (``--no-fallback``). Raises ValueError when the input is
+    not an ONNX model, is an invalid one (the message names the node and the name), or the
+    provider is unknown, TypeError for another argument type.
     """
     import ctypes
     import json
@@ -123,16 +126,22 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu"):
             "nonzero_ort.optimize: expected bytes or a path, got "
             f"{type(model).__module__}.{type(model).__qualname__}"
         )
-    if provider not in _PROVIDER_FLAGS:
-        raise ValueError(f"nonzero_ort.optimize: provider must be one of {sorted(_PROVIDER_FLAGS)}, got {provider!r}")
-    flags = _PROVIDER_FLAGS[provider] | (_NONZERO_DOMAIN_FLAG if nonzero_domain else 0)
+    if provider not in _PROVIDERS:
+        raise ValueError(f"nonzero_ort.optimize: provider must be one of {sorted(_PROVIDERS)}, got {provider!r}")
+    for name, flag in (("report", report), ("nonzero_domain", nonzero_domain), ("fallback", fallback)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"nonzero_ort.optimize: {name} must be True or False, got {flag!r}")
+    # The options travel as one JSON object (nonzero_optimize::Options::from_json), so that
+    # options the Rust side grows need no new C ABI.
+    options = json.dumps({"nonzero_domain": nonzero_domain, "provider": provider, "no_fallback": not fallback})
     lib = _native()
     out = ctypes.POINTER(ctypes.c_ubyte)()
     out_len = ctypes.c_size_t()
     summary = ctypes.c_void_p()
     error = ctypes.c_void_p()
     status = lib.nonzero_ort_optimize(
-        data, len(data), flags, ctypes.byref(out), ctypes.byref(out_len), ctypes.byref(summary), ctypes.byref(error)
+        data, len(data), options.encode("utf-8"), ctypes.byref(out), ctypes.byref(out_len),
+        ctypes.byref(summary), ctypes.byref(error)
     )
     if status == 0:
         try:
@@ -151,9 +160,8 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu"):
     raise RuntimeError(f"nonzero_ort.optimize: the library refused the call (status {status})")
 
 
-# Option bits of the native nonzero_ort_optimize (python/src/optimize.rs).
-_NONZERO_DOMAIN_FLAG = 1
-_PROVIDER_FLAGS = {"cpu": 0, "cuda": 2}
+# The providers nonzero_optimize::Provider knows.
+_PROVIDERS = ("cpu", "cuda")
 _NATIVE = None
 
 
@@ -166,7 +174,7 @@ def _native():
         lib = ctypes.CDLL(get_library_path())
         byte_ptr = ctypes.POINTER(ctypes.c_ubyte)
         lib.nonzero_ort_optimize.argtypes = [
-            ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32, ctypes.POINTER(byte_ptr),
+            ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.POINTER(byte_ptr),
             ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p),
         ]
         lib.nonzero_ort_optimize.restype = ctypes.c_int

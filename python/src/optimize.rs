@@ -2,7 +2,7 @@
 //! `nonzero_ort/__init__.py` calls through ctypes (so the rewriter has one implementation, and
 //! the package still needs no compiled Python module).
 
-use std::ffi::{c_char, CString};
+use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Success.
@@ -12,13 +12,9 @@ const FAILED: i32 = 1;
 /// A null out-pointer: nothing was done.
 const BAD_CALL: i32 = 2;
 
-/// Option bit: also move remaining NonZero of known rank >= 1 to the `nonzero` domain.
-const NONZERO_DOMAIN: u32 = 1;
-/// Option bit: the model is for the CUDA execution provider (nothing is rewritten).
-const PROVIDER_CUDA: u32 = 2;
-
-/// Rewrites the serialized ONNX model `model[..len]` (see docs/optimize.md) with the options
-/// in `flags` (`NONZERO_DOMAIN`, `PROVIDER_CUDA`; other bits are refused).
+/// Rewrites the serialized ONNX model `model[..len]` (see docs/optimize.md) with the options in
+/// `options`, a NUL-terminated JSON object (`nonzero_optimize::Options::from_json`: unknown keys
+/// and wrong types are refused by name; null means the defaults).
 ///
 /// On success returns 0, stores the new model in `*out`/`*out_len` (free it with
 /// [`nonzero_ort_free`]) and the report as NUL-terminated JSON in `*report` (free it with
@@ -27,13 +23,14 @@ const PROVIDER_CUDA: u32 = 2;
 /// out-pointer is null. No panic crosses this boundary.
 ///
 /// # Safety
-/// `model` must be valid for reads of `len` bytes (or `len` must be 0); `out`, `out_len`,
+/// `model` must be valid for reads of `len` bytes (or `len` must be 0); `options` must be null
+/// or a NUL-terminated string; `out`, `out_len`,
 /// `report` and `error` must be valid for one pointer-sized write each.
 #[no_mangle]
 pub unsafe extern "C" fn nonzero_ort_optimize(
     model: *const u8,
     len: usize,
-    flags: u32,
+    options: *const c_char,
     out: *mut *mut u8,
     out_len: *mut usize,
     report: *mut *mut c_char,
@@ -49,18 +46,16 @@ pub unsafe extern "C" fn nonzero_ort_optimize(
         // SAFETY: the caller guarantees `model` is valid for `len` bytes (checked non-null above).
         unsafe { std::slice::from_raw_parts(model, len) }
     };
-    let options = nonzero_optimize::Options {
-        nonzero_domain: flags & NONZERO_DOMAIN != 0,
-        provider: if flags & PROVIDER_CUDA != 0 {
-            nonzero_optimize::Provider::Cuda
-        } else {
-            nonzero_optimize::Provider::Cpu
-        },
+    let options_text = if options.is_null() {
+        "{}".to_string()
+    } else {
+        // SAFETY: the caller guarantees a non-null `options` is a NUL-terminated string.
+        unsafe { CStr::from_ptr(options) }
+            .to_string_lossy()
+            .into_owned()
     };
     let result = catch_unwind(AssertUnwindSafe(|| {
-        if flags & !(NONZERO_DOMAIN | PROVIDER_CUDA) != 0 {
-            return Err(format!("unknown option bits {flags:#x}"));
-        }
+        let options = nonzero_optimize::Options::from_json(&options_text)?;
         nonzero_optimize::optimize_with(bytes, &options).map_err(|e| e.to_string())
     }));
     let message = match result {

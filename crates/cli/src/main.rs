@@ -100,6 +100,10 @@ enum Command {
         /// The execution provider the model is for: cpu, or cuda (rewrites nothing, and says why).
         #[arg(long, default_value = "cpu")]
         provider: String,
+        /// Leave out the model-local functions (standard-op bodies of the nonzero ops) that let
+        /// the rewritten model run on hosts without the library.
+        #[arg(long)]
+        no_fallback: bool,
     },
 }
 
@@ -126,6 +130,7 @@ fn real_main() -> Result<ExitCode> {
             report_json,
             nonzero_domain,
             provider,
+            no_fallback,
         } => {
             let provider = nonzero_optimize::Provider::parse(&provider)
                 .ok_or_else(|| anyhow::anyhow!("--provider {provider}: expected cpu or cuda"))?;
@@ -141,6 +146,7 @@ fn real_main() -> Result<ExitCode> {
                 options: nonzero_optimize::Options {
                     nonzero_domain,
                     provider,
+                    no_fallback,
                 },
             })?;
             Ok(ExitCode::SUCCESS)

@@ -5,9 +5,11 @@
 //! shapes and types, readers of every tensor), recurses into If/Loop/Scan bodies, removes the
 //! nodes its rewrites made dead, and returns the input bytes untouched when nothing matched.
 
+mod fallback;
 mod functions;
 mod graph;
 mod infer;
+mod options;
 mod patterns;
 mod report;
 mod rewrite;
@@ -18,6 +20,7 @@ pub mod versions;
 #[cfg(test)]
 mod tests;
 
+pub use options::{Options, Provider};
 pub use patterns::{Kind, DOMAIN, DOMAIN_VERSION};
 pub use report::{Fact, Left, Reason, Report, Rewrite};
 pub use validate::check_model;
@@ -30,50 +33,6 @@ use std::fmt;
 /// Subgraphs nested deeper than this are refused (prost's decoder already stops at 100 levels
 /// of messages; real models nest a few).
 pub const MAX_SUBGRAPH_DEPTH: usize = 32;
-
-/// Which execution provider the rewritten model is for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Provider {
-    #[default]
-    Cpu,
-    /// ONNX Runtime's CUDA provider: the library's ops are CPU ops, so nothing is rewritten.
-    Cuda,
-}
-
-impl Provider {
-    /// `cpu` or `cuda`.
-    pub fn parse(name: &str) -> Option<Provider> {
-        match name.to_ascii_lowercase().as_str() {
-            "cpu" => Some(Provider::Cpu),
-            "cuda" => Some(Provider::Cuda),
-            _ => None,
-        }
-    }
-
-    /// Why this provider rules out every rewrite (empty for the CPU).
-    pub fn why_nothing(self) -> &'static str {
-        match self {
-            Provider::Cpu => "",
-            Provider::Cuda => "provider cuda: nothing rewritten. The nonzero ops are CPU ops: under the CUDA execution provider ONNX Runtime would copy their inputs to the host and their outputs back, and CUDA graphs would be ruled out (docs/optimize.md)",
-        }
-    }
-}
-
-/// What [`optimize_with`] may do.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Options {
-    /// Also move every remaining ONNX NonZero whose input rank is proven >= 1 to the
-    /// `nonzero` domain's NonZero (same semantics), so that a host can leave ONNX Runtime's
-    /// ONNX-domain kernels alone. Rank-0 and unknown-rank NonZero stay.
-    pub nonzero_domain: bool,
-    pub provider: Provider,
-}
-
-impl Options {
-    pub(crate) fn rewrites_nothing(&self) -> bool {
-        self.provider != Provider::Cpu
-    }
-}
 
 /// Why a model could not be optimized.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,6 +93,8 @@ pub fn optimize_with(
         return Err(OptimizeError::Incomplete("ir_version"));
     }
     validate::check_model(&model)?;
+    let onnx_opset = versions::onnx_opset(&model.opset_import);
+    fallback::check_existing(&model, onnx_opset)?;
     let imported = model
         .opset_import
         .iter()
@@ -146,7 +107,7 @@ pub fn optimize_with(
     let imported = imported.is_some();
     let mut pass = rewrite::Pass {
         options,
-        onnx_opset: versions::onnx_opset(&model.opset_import),
+        onnx_opset,
         report: Report::default(),
         call_sites: model
             .functions
@@ -172,6 +133,11 @@ pub fn optimize_with(
             domain: Some(DOMAIN.to_string()),
             version: Some(DOMAIN_VERSION),
         });
+    }
+    if !options.no_fallback {
+        if let Some(opset) = onnx_opset {
+            report.fallback_functions = fallback::add_functions(&mut model, opset);
+        }
     }
     Ok((model.encode_to_vec(), report))
 }

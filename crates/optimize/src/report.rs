@@ -109,6 +109,8 @@ pub struct Report {
     pub graphs: usize,
     /// Set when the options ruled out every rewrite, saying why.
     pub note: Option<String>,
+    /// Model-local functions added so that the model runs without the library.
+    pub fallback_functions: usize,
 }
 
 fn plural(n: usize, word: &str) -> String {
@@ -196,6 +198,13 @@ impl Report {
                 ""
             }
         );
+        if self.fallback_functions > 0 {
+            let _ = write!(
+                out,
+                "\n{} added (the model also runs without the library)",
+                plural(self.fallback_functions, "fallback function")
+            );
+        }
         out
     }
 
@@ -239,7 +248,7 @@ impl Report {
             })
             .collect();
         format!(
-            "{{\"nonzero\": {}, \"rewritten\": {}, \"left\": {}, \"moved_to_domain\": {}, \"reasons\": {}, \"gathers_kept\": {}, \"removed_nodes\": {}, \"graphs\": {}, \"note\": {}, \"rewrites\": [{}], \"left_nodes\": [{}]}}",
+            "{{\"nonzero\": {}, \"rewritten\": {}, \"left\": {}, \"moved_to_domain\": {}, \"reasons\": {}, \"gathers_kept\": {}, \"removed_nodes\": {}, \"graphs\": {}, \"note\": {}, \"fallback_functions\": {}, \"rewrites\": [{}], \"left_nodes\": [{}]}}",
             self.nonzero_nodes,
             self.nonzero_rewritten(),
             self.nonzero_left(),
@@ -249,6 +258,7 @@ impl Report {
             self.removed_nodes,
             self.graphs,
             self.note.as_deref().map_or("null".to_string(), quote),
+            self.fallback_functions,
             rewrites.join(", "),
             left.join(", ")
         )

@@ -388,6 +388,7 @@ fn nonzero_domain_and_cuda_provider() {
     let cuda = Options {
         provider: crate::Provider::Cuda,
         nonzero_domain: true,
+        ..Default::default()
     };
     let (out, report) = optimize_with(&bytes, &cuda).unwrap();
     assert_eq!(out, bytes);

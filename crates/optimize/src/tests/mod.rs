@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod chains;
+mod fallback;
 mod functions;
 mod guards;
 mod inference;
