@@ -235,3 +235,19 @@ def test_bad_requests_get_a_4xx_with_a_message_and_the_replicas_keep_serving(ser
     assert replica_pids() == before, "a replica was restarted"
     report("serve-bad", f"{len(bad_cases(cases)) + 1} kinds of bad request answered 4xx with a message; "
            "the same replica processes went on serving")
+
+
+def test_the_replica_class_takes_the_library_options_and_limits():
+    """ModelServer's class, in this process: onnx_domain=False reaches the registration (an
+    ONNX-domain NonZero on double is then ONNX Runtime's, which has none), and bad limits are refused."""
+    from nonzero_ort.ray import ModelServer
+
+    replica_class = ModelServer.func_or_class
+    double = str(MODELS / "nonzero_opset13_double" / "model.onnx")
+    assert [i["name"] for i in replica_class(double).describe()["inputs"]] == ["x"]
+    with pytest.raises(Exception, match="NOT_IMPLEMENTED"):
+        replica_class(double, onnx_domain=False)
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        replica_class(double, device="tpu")
+    with pytest.raises(ValueError, match="max_body_bytes must be an int > 0, got 0"):
+        replica_class(double, max_body_bytes=0)
