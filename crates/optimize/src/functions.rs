@@ -112,6 +112,7 @@ fn rewrite_body(
 fn merge(into: &mut Report, from: Report) {
     into.rewrites.extend(from.rewrites);
     into.left.extend(from.left);
+    into.coordinates_used.extend(from.coordinates_used);
     into.nonzero_nodes += from.nonzero_nodes;
     into.moved_to_domain += from.moved_to_domain;
     into.removed_nodes += from.removed_nodes;

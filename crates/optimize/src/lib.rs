@@ -11,6 +11,7 @@ mod graph;
 mod infer;
 mod options;
 mod patterns;
+mod readers;
 mod report;
 mod rewrite;
 mod trace;
@@ -22,7 +23,7 @@ mod tests;
 
 pub use options::{Options, Provider};
 pub use patterns::{Kind, DOMAIN, DOMAIN_VERSION};
-pub use report::{Fact, Left, Reason, Report, Rewrite};
+pub use report::{Fact, Left, Reason, Report, Rewrite, UsedCoordinates};
 pub use validate::check_model;
 
 use nonzero_proto::onnx::{ModelProto, OperatorSetIdProto};

@@ -48,6 +48,8 @@ pub enum Reason {
     Provider,
     /// ONNX defines no NonZero at the graph's opset, or it is newer than the rewriter knows.
     UnknownOpset,
+    /// A gather of ArgWhere's coordinates that no pattern fuses (crate::readers).
+    GatherNotFused,
 }
 
 impl Reason {
@@ -63,6 +65,7 @@ impl Reason {
             Reason::Conflict => "value-info-conflict",
             Reason::Provider => "provider",
             Reason::UnknownOpset => "unknown-opset",
+            Reason::GatherNotFused => "gather-not-fused",
         }
     }
 
@@ -78,6 +81,7 @@ impl Reason {
             Reason::Conflict => "a declared value_info disagrees with the inference; neither is trusted",
             Reason::Provider => "the chosen execution provider runs nothing of the nonzero domain",
             Reason::UnknownOpset => "the graph's ai.onnx opset defines no NonZero that this rewriter knows",
+            Reason::GatherNotFused => "the gather of the coordinates stays: no pattern fuses this chain",
         }
     }
 }
@@ -91,6 +95,18 @@ pub struct Left {
     pub reason: Reason,
     /// The shapes as far as known, or what disagreed.
     pub detail: String,
+}
+
+/// A reader that needs an ArgWhere's coordinates themselves (crate::readers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsedCoordinates {
+    pub graph: String,
+    /// The ArgWhere whose coordinates are read.
+    pub argwhere: String,
+    /// The reading node, or `the graph's outputs`.
+    pub reader: String,
+    /// Its op type (`output` for a graph output).
+    pub op: String,
 }
 
 /// What [`crate::optimize`] did.
@@ -111,6 +127,8 @@ pub struct Report {
     pub note: Option<String>,
     /// Model-local functions added so that the model runs without the library.
     pub fallback_functions: usize,
+    /// Readers that need the coordinates of an ArgWhere (not a fault: not "left").
+    pub coordinates_used: Vec<UsedCoordinates>,
 }
 
 fn plural(n: usize, word: &str) -> String {
@@ -160,6 +178,18 @@ impl Report {
         );
         if self.moved_to_domain > 0 {
             let _ = write!(out, ", {} moved to domain nonzero", self.moved_to_domain);
+        }
+        let kept: usize = self.reason_counts(false).values().sum();
+        if kept > 0 {
+            let _ = write!(out, ", {} kept", plural(kept, "gather"));
+        }
+        if !self.coordinates_used.is_empty() {
+            let mut ops = BTreeMap::new();
+            for u in &self.coordinates_used {
+                *ops.entry(u.op.as_str()).or_insert(0) += 1;
+            }
+            let parts: Vec<String> = ops.iter().map(|(op, n)| format!("{n} {op}")).collect();
+            let _ = write!(out, "\ncoordinates used by: {}", parts.join(", "));
         }
         for (nonzero, what) in [(true, "left"), (false, "gathers kept")] {
             let counts = self.reason_counts(nonzero);
@@ -236,6 +266,19 @@ impl Report {
             format!("{{{}}}", parts.join(", "))
         };
         let rewrites: Vec<String> = self.rewrites.iter().map(rewrite_json).collect();
+        let used: Vec<String> = self
+            .coordinates_used
+            .iter()
+            .map(|u| {
+                format!(
+                    "{{\"graph\": {}, \"argwhere\": {}, \"reader\": {}, \"op\": {}}}",
+                    quote(&u.graph),
+                    quote(&u.argwhere),
+                    quote(&u.reader),
+                    quote(&u.op)
+                )
+            })
+            .collect();
         let left: Vec<String> = self
             .left
             .iter()
@@ -248,7 +291,7 @@ impl Report {
             })
             .collect();
         format!(
-            "{{\"nonzero\": {}, \"rewritten\": {}, \"left\": {}, \"moved_to_domain\": {}, \"reasons\": {}, \"gathers_kept\": {}, \"removed_nodes\": {}, \"graphs\": {}, \"note\": {}, \"fallback_functions\": {}, \"rewrites\": [{}], \"left_nodes\": [{}]}}",
+            "{{\"nonzero\": {}, \"rewritten\": {}, \"left\": {}, \"moved_to_domain\": {}, \"reasons\": {}, \"gathers_kept\": {}, \"removed_nodes\": {}, \"graphs\": {}, \"note\": {}, \"fallback_functions\": {}, \"coordinates_used\": [{}], \"rewrites\": [{}], \"left_nodes\": [{}]}}",
             self.nonzero_nodes,
             self.nonzero_rewritten(),
             self.nonzero_left(),
@@ -259,6 +302,7 @@ impl Report {
             self.graphs,
             self.note.as_deref().map_or("null".to_string(), quote),
             self.fallback_functions,
+            used.join(", "),
             rewrites.join(", "),
             left.join(", ")
         )

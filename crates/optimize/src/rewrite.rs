@@ -103,6 +103,7 @@ impl Pass<'_> {
             self.report.removed_nodes += remove_dead(graph, chain);
         }
         self.report_left(graph, &shapes, label);
+        crate::readers::account(graph, label, &mut self.report);
         Ok(())
     }
 

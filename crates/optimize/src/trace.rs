@@ -144,6 +144,14 @@ fn trace_at(view: &View, name: &str, depth: usize) -> Option<Traced> {
             (t.squeezed && is_axis_one(&axes)).then_some(())?;
             extend(t, false)
         }
+        // A Reshape of the squeezed column to [-1] is the column (the dynamo exporter writes
+        // it before index_select: `mask.nonzero().squeeze(1)`).
+        "Reshape" if node.input.len() == 2 && node.output.len() == 1 => {
+            let t = step(input0)?;
+            let shape = view.index.const_ints(view.graph, &node.input[1])?;
+            (t.squeezed && shape == [-1]).then_some(())?;
+            extend(t, true)
+        }
         "Split" if node.output.len() == 1 => {
             // One output: the whole tensor, whatever the split sizes say (they must sum to it).
             let t = step(input0)?;

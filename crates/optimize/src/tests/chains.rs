@@ -25,6 +25,7 @@ fn nonzero_transpose_becomes_argwhere() {
     assert_eq!(
         report.summary(),
         "1 NonZero: 1 rewritten, 0 left\n\
+         coordinates used by: 1 output\n\
          1 rewrite: 1 NonZero -> Transpose as ArgWhere; 1 node removed; 1 graph searched\n\
          1 fallback function added (the model also runs without the library)"
     );

@@ -7,6 +7,7 @@ mod functions;
 mod guards;
 mod inference;
 mod inference_ops;
+mod readers;
 mod validity;
 
 use crate::{optimize, Report};
