@@ -165,6 +165,11 @@ def main():
             ok = ok and r["rewritten_passed"] == len(rewritten)
             if not ok:
                 failures.append(f"{name(v)}: {json.dumps(r['failed'], indent=1)[:4000]}")
+            fallback = r["fallback"]
+            if fallback["failed"] or fallback["checked"] != len(rewritten):
+                ok = False
+                failures.append(f"{name(v)}: fallback functions: {fallback['checked']}/{len(rewritten)} "
+                                f"checked, {json.dumps(fallback['failed'], indent=1)[:4000]}")
             problem = domain_only_problem(r["domain_only"])
             if problem:
                 ok = False

@@ -9,8 +9,14 @@ must leave the released-opset check and ONNX's backend node suite exactly as wit
 Cases after --nonzero-domain-only run with the library's nonzero domain only registered (their
 models were rewritten by `nonzero optimize --nonzero-domain`).
 
+Then the fallback probe: each rewritten model, whose `nonzero` ops carry model-local functions
+of standard ops, runs once per registration (library with the ONNX domain, library with the
+nonzero domain only, no library), and ONNX Runtime's profile says which ran: the library's
+kernel with it, the standard-op body without it (or the built-in kernel's NOT_IMPLEMENTED for the
+types it lacks, such as double).
+
 Prints one JSON document: {"ort", "numpy", "passed": [...], "bf16_via_cast": [...],
-"failed": {case: message}, "opsets": {...}, "domain_only": {...}}. Releases that cannot feed bfloat16 from Python
+"failed": {case: message}, "opsets": {...}, "domain_only": {...}, "fallback": {...}}. Releases that cannot feed bfloat16 from Python
 (before 1.18) get it from a Cast node, as in the end-to-end suite (tests/python/conftest.py)."""
 
 import json
@@ -25,14 +31,16 @@ sys.path.insert(0, sys.argv[1])
 from backend_compare import compare, onnx_opset  # noqa: E402
 from conftest import CAN_FEED_BF16, bf16_via_cast  # noqa: E402
 from onnx_cases import assert_exact, load_case, run  # noqa: E402
+import onnx  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 
 LIB = sys.argv[2]
 
 
-def session(model, with_library=True, onnx_domain=True):
+def session(model, with_library=True, onnx_domain=True, profile=False):
     so = ort.SessionOptions()
     so.log_severity_level = 3
+    so.enable_profiling = profile
     if with_library and not onnx_domain:
         so.add_session_config_entry("nonzero.onnx_domain", "0")
     if with_library:
@@ -111,6 +119,49 @@ def domain_only_probe(released: int):
     return {"opsets": opsets, "backend_compared": len(cases), "backend_ran": ran_ok, "backend_differ": differ}
 
 
+def nodes_that_ran(s):
+    """(node name, op type) of every node ONNX Runtime's profiler saw run."""
+    path = s.end_profiling()
+    try:
+        with open(path) as f:
+            events = json.load(f)
+    finally:
+        os.unlink(path)
+    return {(e["name"].removesuffix("_kernel_time"), e["args"]["op_name"])
+            for e in events if e.get("cat") == "Node" and "op_name" in e.get("args", {})}
+
+
+def fallback_probe(cases):
+    """Which kernels ran for each rewritten case, per registration; failures by case. A library
+    node keeps its name in the profile; an inlined body's nodes get new ones (nonzero.NonZero's
+    body is an ONNX NonZero, so the op type alone cannot tell)."""
+    checked, failed = 0, {}
+    for case in map(pathlib.Path, cases):
+        model, inputs, expected = load_case(case)
+        ours = {n.name for n in onnx.load(str(model)).graph.node if n.domain == "nonzero"}
+        if not ours or (not CAN_FEED_BF16 and any(t.data_type == TensorProto.BFLOAT16 for t, _ in inputs)):
+            continue
+        assert all(ours), f"{case.name}: a nonzero node without a name"
+        checked += 1
+        for label, library, onnx_domain in (("library", True, True), ("domain only", True, False), ("no library", False, True)):
+            try:
+                s = session(str(model), library, onnx_domain, profile=True)
+                got = run(s, inputs)
+                ran = nodes_that_ran(s)
+                for i, (g, e) in enumerate(zip(got, expected)):
+                    assert_exact(g, e, f"output {i}")
+                names = {n for n, _ in ran}
+                if library:
+                    assert ours <= names, f"the library's nodes {sorted(ours)} did not run: {sorted(ran)}"
+                else:
+                    assert not ours & names and any(op == "NonZero" for _, op in ran), f"ran {sorted(ran)}"
+            except Exception as e:
+                if not library and "NOT_IMPLEMENTED" in str(e):
+                    continue  # the built-in NonZero lacks this type; the body cannot run here
+                failed[f"{case.name} ({label})"] = f"{type(e).__name__}: {e}"
+    return {"checked": checked, "failed": failed}
+
+
 via_cast = []
 # Every N-th backend case per release (default: every case; the whole suite, two sessions a case,
 # takes about 8 s per release on a quiet machine).
@@ -130,7 +181,9 @@ def main(args):
         except Exception as e:
             failed[label] = f"{type(e).__name__}: {e}"
     opsets = opset_probe()
+    rewritten = args[split + 1:]
     print(json.dumps({
+        "fallback": fallback_probe(rewritten),
         "ort": ort.__version__, "numpy": np.__version__, "passed": passed, "bf16_via_cast": via_cast,
         "failed": failed, "opsets": opsets, "domain_only": domain_only_probe(opsets["released"]),
     }))
