@@ -30,7 +30,7 @@ import onnxruntime as ort
 sys.path.insert(0, sys.argv[1])
 from backend_compare import compare, onnx_opset  # noqa: E402
 from conftest import CAN_FEED_BF16, bf16_via_cast  # noqa: E402
-from onnx_cases import assert_exact, load_case, run  # noqa: E402
+from onnx_cases import assert_exact, load_case, nodes_that_ran, run  # noqa: E402
 import onnx  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 
@@ -117,18 +117,6 @@ def domain_only_probe(released: int):
     cases = [c for c in collect_testcases(None) if onnx_opset(c.model) <= released][::BACKEND_EVERY]
     differ, ran_ok = compare(cases, lambda model, lib: session(model, lib, onnx_domain=False))
     return {"opsets": opsets, "backend_compared": len(cases), "backend_ran": ran_ok, "backend_differ": differ}
-
-
-def nodes_that_ran(s):
-    """(node name, op type) of every node ONNX Runtime's profiler saw run."""
-    path = s.end_profiling()
-    try:
-        with open(path) as f:
-            events = json.load(f)
-    finally:
-        os.unlink(path)
-    return {(e["name"].removesuffix("_kernel_time"), e["args"]["op_name"])
-            for e in events if e.get("cat") == "Node" and "op_name" in e.get("args", {})}
 
 
 def fallback_probe(cases):

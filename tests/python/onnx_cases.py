@@ -78,3 +78,19 @@ def assert_exact(got: np.ndarray, expected: np.ndarray, what=""):
     assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype} != {expected.dtype}"
     assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
     assert np.array_equal(got, expected), f"{what}: values differ"
+
+
+def nodes_that_ran(session):
+    """(node name, op type) of every node ONNX Runtime's profiler saw run in `session` (created
+    with SessionOptions.enable_profiling); ends the profile and removes its file. A node of the
+    library keeps its model name; the nodes of an inlined function body get new ones."""
+    import json
+
+    path = session.end_profiling()
+    try:
+        with open(path) as f:
+            events = json.load(f)
+    finally:
+        os.unlink(path)
+    return {(e["name"].removesuffix("_kernel_time"), e["args"]["op_name"])
+            for e in events if e.get("cat") == "Node" and "op_name" in e.get("args", {})}

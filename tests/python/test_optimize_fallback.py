@@ -3,14 +3,12 @@ model-local function (domain `nonzero`, standard-op body) for every library op i
 Runtime without the library inlines the body, and with the library (either registration) runs
 the library's kernel. Which one ran is read from ONNX Runtime's profile, not assumed."""
 
-import json
-import os
-
 import onnx
 import onnxruntime as ort
 import pytest
 
 from conftest import LIB, assert_exact, session
+from onnx_cases import nodes_that_ran
 from test_optimize import EXPORTED, MODELS, optimize, random_inputs
 
 # The exported models whose rewrite writes library ops (each rewrites at least one chain).
@@ -28,14 +26,7 @@ def profiled_ops(model_bytes, feeds, library, onnx_domain=True):
         so.register_custom_ops_library(str(LIB))
     s = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
     outputs = s.run(None, feeds)
-    path = s.end_profiling()
-    try:
-        with open(path) as f:
-            events = json.load(f)
-    finally:
-        os.unlink(path)
-    ops = {e["args"]["op_name"] for e in events if e.get("cat") == "Node" and "op_name" in e.get("args", {})}
-    return ops, outputs
+    return {op for _, op in nodes_that_ran(s)}, outputs
 
 
 def ir_too_new_for_host(model_bytes):
