@@ -3,12 +3,16 @@ model-local function (domain `nonzero`, standard-op body) for every library op i
 Runtime without the library inlines the body, and with the library (either registration) runs
 the library's kernel. Which one ran is read from ONNX Runtime's profile, not assumed."""
 
+import re
+
 import onnx
 import onnxruntime as ort
 import pytest
 
 from conftest import LIB, assert_exact, session
 from onnx_cases import nodes_that_ran
+import real_exports as rx
+from test_real_exports import OLD_HOST, OLD_HOST_REWRITE_REFUSALS
 from test_optimize import EXPORTED, MODELS, optimize, random_inputs
 
 # The exported models whose rewrite writes library ops (each rewrites at least one chain).
@@ -95,3 +99,28 @@ def test_opset_10_falls_back_to_compress(tmp_path):
     assert "Compress" in ran
     for i, (g, w) in enumerate(zip(got, want)):
         assert_exact(g, w, f"output {i}")
+
+
+@pytest.mark.parametrize("entry", rx.EXPORTS, ids=lambda e: e["file"])
+def test_rewritten_real_exports_run_without_the_library(entry, tmp_path):
+    """models/real rewritten as exported: on ONNX Runtime's built-in kernels alone (the fallback
+    bodies inlined), every output equals the original's."""
+    original = onnx.load(str(rx.REAL / entry["file"]))
+    proc, rewritten = rx.optimize(original, tmp_path)[:2]
+    assert proc.returncode == 0, proc.stderr
+    assert {f.name for f in rewritten.functions if f.domain == "nonzero"} >= {
+        n.op_type for g in rx.graphs(rewritten) for n in g.node if n.domain == "nonzero"}
+    if ir_too_new_for_host(original.SerializeToString()):
+        with pytest.raises(Exception, match="Unsupported model IR version"):
+            session(rewritten, library=False)
+        return
+    if OLD_HOST and entry["file"] in OLD_HOST_REWRITE_REFUSALS:
+        # test_real_exports.py says why ONNX Runtime 1.17 refuses this rewrite; the same here.
+        with pytest.raises(Exception, match=re.escape(OLD_HOST_REWRITE_REFUSALS[entry["file"]])):
+            session(rewritten, library=False)
+        return
+    feeds = rx.inputs(original, 0)
+    want = session(original, library=False).run(None, feeds)
+    got = session(rewritten, library=False).run(None, feeds)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert_exact(g, w, f"{entry['file']} without the library, output {i}")
