@@ -112,3 +112,16 @@ def optimize(model, workdir, *extra):
     onnx.save(model, str(source))
     proc = subprocess.run([str(CLI), "optimize", str(source), str(out), *extra], capture_output=True, text=True)
     return proc, (onnx.load(str(out)) if proc.returncode == 0 else None)
+
+
+def optimize_accounted(model, workdir):
+    """`nonzero optimize --report-json` on a model, with the report checked to account for every
+    NonZero (rewritten + left = NonZero, and the rewritten model keeps exactly those left).
+    Returns the report and the rewritten model."""
+    report_path = pathlib.Path(workdir) / "report.json"
+    proc, rewritten = optimize(model, workdir, "--report-json", str(report_path))
+    assert rewritten is not None, proc.stderr
+    report = json.loads(report_path.read_text())
+    before, after = nonzero_names(model), nonzero_names(rewritten)
+    assert (report["nonzero"], report["rewritten"], report["left"]) == (len(before), len(before - after), len(after))
+    return report, rewritten

@@ -13,7 +13,7 @@ use crate::versions::since_version;
 use crate::OptimizeError;
 use nonzero_proto::onnx::attribute_proto::AttributeType;
 use nonzero_proto::onnx::{
-    AttributeProto, FunctionProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto,
+    AttributeProto, FunctionProto, ModelProto, NodeProto, OperatorSetIdProto,
 };
 use std::collections::BTreeSet;
 
@@ -118,18 +118,14 @@ pub fn check_existing(model: &ModelProto, opset: Option<i64>) -> Result<(), Opti
 pub fn add_functions(model: &mut ModelProto, opset: i64) -> usize {
     let mut used = BTreeSet::new();
     if let Some(g) = &model.graph {
-        ops_used(g, &mut used, 0);
+        ops_used(&g.node, &mut used, 0);
     }
     for f in model
         .functions
         .iter()
         .filter(|f| f.domain.as_deref() != Some(DOMAIN))
     {
-        let body = GraphProto {
-            node: f.node.clone(),
-            ..Default::default()
-        };
-        ops_used(&body, &mut used, 0);
+        ops_used(&f.node, &mut used, 0);
     }
     let mut added = 0;
     for op in used {
@@ -151,18 +147,18 @@ pub fn add_functions(model: &mut ModelProto, opset: i64) -> usize {
     added
 }
 
-/// The `nonzero`-domain op types used in `graph` and its subgraphs.
-fn ops_used(graph: &GraphProto, used: &mut BTreeSet<String>, depth: usize) {
+/// The `nonzero`-domain op types used by `nodes` and their subgraphs.
+fn ops_used(nodes: &[NodeProto], used: &mut BTreeSet<String>, depth: usize) {
     if depth > crate::MAX_SUBGRAPH_DEPTH {
         return;
     }
-    for node in &graph.node {
+    for node in nodes {
         if node.domain.as_deref() == Some(DOMAIN) {
             used.insert(node.op_type.clone().unwrap_or_default());
         }
         for a in &node.attribute {
             for g in a.g.iter().chain(a.graphs.iter()) {
-                ops_used(g, used, depth + 1);
+                ops_used(&g.node, used, depth + 1);
             }
         }
     }

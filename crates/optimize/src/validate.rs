@@ -13,7 +13,7 @@
 use crate::graph::describe;
 use crate::versions::{conformance, is_onnx_domain, onnx_opset};
 use crate::{OptimizeError, MAX_SUBGRAPH_DEPTH};
-use nonzero_proto::onnx::{GraphProto, ModelProto};
+use nonzero_proto::onnx::{GraphProto, ModelProto, NodeProto};
 use std::collections::{HashMap, HashSet};
 
 /// Checks `model` as the module doc says.
@@ -28,17 +28,13 @@ pub fn check_model(model: &ModelProto) -> Result<(), OptimizeError> {
             f.domain.as_deref().unwrap_or(""),
             f.name.as_deref().unwrap_or("")
         );
-        let body = GraphProto {
-            node: f.node.clone(),
-            ..Default::default()
-        };
         let inputs: HashSet<String> = f.input.iter().cloned().collect();
         let mut defined = Definitions::default();
         for name in &f.input {
             defined.define(name, "a function input", &label)?;
         }
         let imports = onnx_opset(&f.opset_import);
-        check_nodes(&body, &defined, &[&inputs], imports, &label, 0)?;
+        check_nodes(&f.node, &[], &defined, &[&inputs], imports, &label, 0)?;
         if let Some(out) = f
             .output
             .iter()
@@ -52,7 +48,7 @@ pub fn check_model(model: &ModelProto) -> Result<(), OptimizeError> {
     Ok(())
 }
 
-fn body_defines(nodes: &[nonzero_proto::onnx::NodeProto], name: &str) -> bool {
+fn body_defines(nodes: &[NodeProto], name: &str) -> bool {
     nodes.iter().any(|n| n.output.iter().any(|o| o == name))
 }
 
@@ -116,14 +112,20 @@ fn check_graph(
     let names: HashSet<String> = defined.what.keys().cloned().collect();
     let mut scope = outer.to_vec();
     scope.push(&names);
-    check_nodes(graph, &defined, &scope, opset, label, depth)
+    let outputs: Vec<&str> = graph
+        .output
+        .iter()
+        .filter_map(|o| o.name.as_deref())
+        .collect();
+    check_nodes(&graph.node, &outputs, &defined, &scope, opset, label, depth)
 }
 
-/// Checks the nodes of `graph` whose inputs and initializers are `defined` (function bodies come
+/// Checks `nodes` (and that `outputs` are defined) of a graph whose inputs and initializers are `defined` (function bodies come
 /// here directly); `scope` holds every name visible from enclosing graphs and this one's
 /// inputs. Returns the names read from outside `graph`.
 fn check_nodes(
-    graph: &GraphProto,
+    nodes: &[NodeProto],
+    outputs: &[&str],
     defined: &Definitions,
     scope: &[&HashSet<String>],
     opset: Option<i64>,
@@ -133,12 +135,12 @@ fn check_nodes(
     // Node outputs, so that a node may read one produced further down (ONNX Runtime sorts).
     let mut producer: HashMap<&str, usize> = HashMap::new();
     let mut defined_here: HashSet<String> = defined.what.keys().cloned().collect();
-    for (i, node) in graph.node.iter().enumerate() {
+    for (i, node) in nodes.iter().enumerate() {
         for out in node.output.iter().filter(|o| !o.is_empty()) {
             if !defined_here.insert(out.clone()) {
                 let before = producer
                     .get(out.as_str())
-                    .map(|&p| format!("the output of node {}", describe(&graph.node[p])))
+                    .map(|&p| format!("the output of node {}", describe(&nodes[p])))
                     .or_else(|| defined.what.get(out).cloned())
                     .unwrap_or_default();
                 return Err(invalid(format!(
@@ -152,8 +154,8 @@ fn check_nodes(
     let visible =
         |name: &str| defined_here.contains(name) || scope.iter().any(|s| s.contains(name));
     let mut free = HashSet::new();
-    let mut depends: Vec<Vec<usize>> = vec![vec![]; graph.node.len()];
-    for (i, node) in graph.node.iter().enumerate() {
+    let mut depends: Vec<Vec<usize>> = vec![vec![]; nodes.len()];
+    for (i, node) in nodes.iter().enumerate() {
         let op = node.op_type.as_deref().unwrap_or("");
         let mut reads: Vec<String> = node
             .input
@@ -199,7 +201,7 @@ fn check_nodes(
             }
         }
     }
-    for out in graph.output.iter().filter_map(|o| o.name.as_deref()) {
+    for &out in outputs {
         if !visible(out) {
             return Err(invalid(format!(
                 "{label}: the graph output '{out}' is not a graph input, an initializer, a node's output or an outer-scope name"
@@ -210,7 +212,7 @@ fn check_nodes(
         }
     }
     if let Some(stuck) = cycle(&depends) {
-        let node = &graph.node[stuck];
+        let node = &nodes[stuck];
         return Err(invalid(format!(
             "{label}: the graph has a cycle through node {} ({}): it reads, directly or through other nodes, its own output",
             describe(node),
