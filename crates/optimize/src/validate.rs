@@ -120,9 +120,9 @@ fn check_graph(
     check_nodes(&graph.node, &outputs, &defined, &scope, opset, label, depth)
 }
 
-/// Checks `nodes` (and that `outputs` are defined) of a graph whose inputs and initializers are `defined` (function bodies come
-/// here directly); `scope` holds every name visible from enclosing graphs and this one's
-/// inputs. Returns the names read from outside `graph`.
+/// Checks the `nodes` of a graph (or function body) whose inputs and initializers are
+/// `defined`, and that its `outputs` are defined; `scope` holds every name visible from
+/// enclosing graphs and this one's inputs. Returns the names read from outside the graph.
 fn check_nodes(
     nodes: &[NodeProto],
     outputs: &[&str],
