@@ -94,7 +94,8 @@ def _is_session_options(obj) -> bool:
     return isinstance(session_options, type) and isinstance(obj, session_options)
 
 
-def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback=True):
+def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback=True, static=False,
+             input_shapes=None, capacity=None, allow_dynamic=False):
     """Rewrites the NonZero chains that PyTorch's exporters emit (NonZero -> Transpose ->
     GatherND / Gather) into the library's ``nonzero``-domain ArgWhere and BooleanMask ops, where
     the graph proves them equivalent; see docs/optimize.md. The rewritten model needs the library
@@ -109,7 +110,13 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback
     to the ``nonzero`` domain (``--nonzero-domain``). ``provider="cuda"`` rewrites nothing and
     says why in the report's ``note``. Every ``nonzero`` op written comes with a model-local
     function of standard ops, so the model also runs where the library is not registered;
-    ``fallback=False`` leaves them out (``--no-fallback``). Raises ValueError when the input is
+    ``fallback=False`` leaves them out (``--no-fallback``).
+
+    ``static=True`` is ``nonzero optimize --static`` (docs/static.md): standard ONNX ops only and
+    no data-dependent shape. ``input_shapes`` maps input names to fixed shapes (``--input-shape``),
+    ``capacity`` bounds each data-dependent output (``--capacity``), ``allow_dynamic=True``
+    returns the model even when nodes stay dynamic (the report lists them); otherwise that, or an
+    input without a fixed shape, raises ValueError naming each. Raises ValueError when the input is
     not an ONNX model, is an invalid one (the message names the node and the name), or the
     provider is unknown, TypeError for another argument type.
     """
@@ -131,9 +138,32 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback
     for name, flag in (("report", report), ("nonzero_domain", nonzero_domain), ("fallback", fallback)):
         if not isinstance(flag, bool):
             raise TypeError(f"nonzero_ort.optimize: {name} must be True or False, got {flag!r}")
+    for name, flag in (("static", static), ("allow_dynamic", allow_dynamic)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"nonzero_ort.optimize: {name} must be True or False, got {flag!r}")
+    if capacity is not None and (isinstance(capacity, bool) or not isinstance(capacity, int)):
+        raise TypeError(f"nonzero_ort.optimize: capacity must be an int or None, got {capacity!r}")
+    shapes = {}
+    for name, dims in (input_shapes or {}).items():
+        if not isinstance(name, str):
+            raise TypeError(f"nonzero_ort.optimize: input_shapes keys are input names, got {name!r}")
+        try:
+            shapes[name] = [int(d) for d in dims]
+        except (TypeError, ValueError):
+            raise TypeError(f"nonzero_ort.optimize: input_shapes[{name!r}] must be a sequence of ints, got {dims!r}") from None
     # The options travel as one JSON object (nonzero_optimize::Options::from_json), so that
-    # options the Rust side grows need no new C ABI.
-    options = json.dumps({"nonzero_domain": nonzero_domain, "provider": provider, "no_fallback": not fallback})
+    # options the Rust side grows need no new C ABI. Static-only keys go only when set, so that
+    # the Rust side's "applies only with static" check names what the caller passed.
+    fields = {"nonzero_domain": nonzero_domain, "provider": provider, "no_fallback": not fallback}
+    if static:
+        fields["static"] = True
+    if shapes:
+        fields["input_shapes"] = shapes
+    if capacity is not None:
+        fields["capacity"] = capacity
+    if allow_dynamic:
+        fields["allow_dynamic"] = True
+    options = json.dumps(fields)
     lib = _native()
     out = ctypes.POINTER(ctypes.c_ubyte)()
     out_len = ctypes.c_size_t()

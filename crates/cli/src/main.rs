@@ -104,7 +104,44 @@ enum Command {
         /// the rewritten model run on hosts without the library.
         #[arg(long)]
         no_fallback: bool,
+        /// Static shapes: standard ONNX ops only and no data-dependent shape, for compilers and
+        /// NPUs that refuse them (docs/static.md). Exits non-zero, writing nothing, while a node
+        /// stays dynamic.
+        #[arg(long = "static")]
+        static_shapes: bool,
+        /// With --static: the fixed shape of a graph input, NAME=D0,D1,... (NAME= for a scalar);
+        /// repeat for each input whose shape the model leaves symbolic.
+        #[arg(long, value_name = "NAME=D0,D1,...", requires = "static_shapes")]
+        input_shape: Vec<String>,
+        /// With --static: the most coordinates (or rows) a data-dependent output holds; past it
+        /// the first N in row-major order are kept. Default: the mask's element count.
+        #[arg(long, value_name = "N", requires = "static_shapes")]
+        capacity: Option<i64>,
+        /// With --static: write the model even if nodes stay dynamic (they are reported).
+        #[arg(long, requires = "static_shapes")]
+        allow_dynamic: bool,
     },
+}
+
+/// `NAME=D0,D1,...` as a name and sizes.
+fn parse_input_shape(text: &str) -> Result<(String, Vec<i64>)> {
+    let (name, dims) = text.split_once('=').ok_or_else(|| {
+        anyhow::anyhow!("--input-shape {text}: expected NAME=D0,D1,... (NAME= for a scalar)")
+    })?;
+    let dims = dims
+        .split(',')
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| {
+            d.trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|&v| v >= 0)
+                .ok_or_else(|| {
+                    anyhow::anyhow!("--input-shape {text}: '{d}' is not a size (0 or more)")
+                })
+        })
+        .collect::<Result<Vec<i64>>>()?;
+    Ok((name.to_string(), dims))
 }
 
 fn main() -> ExitCode {
@@ -131,7 +168,18 @@ fn real_main() -> Result<ExitCode> {
             nonzero_domain,
             provider,
             no_fallback,
+            static_shapes,
+            input_shape,
+            capacity,
+            allow_dynamic,
         } => {
+            let mut input_shapes = std::collections::BTreeMap::new();
+            for text in &input_shape {
+                let (name, dims) = parse_input_shape(text)?;
+                if input_shapes.insert(name.clone(), dims).is_some() {
+                    anyhow::bail!("--input-shape {name}: given twice");
+                }
+            }
             let provider = nonzero_optimize::Provider::parse(&provider)
                 .ok_or_else(|| anyhow::anyhow!("--provider {provider}: expected cpu or cuda"))?;
             optimize::optimize_command(&optimize::OptimizeArgs {
@@ -147,6 +195,10 @@ fn real_main() -> Result<ExitCode> {
                     nonzero_domain,
                     provider,
                     no_fallback,
+                    static_shapes,
+                    input_shapes,
+                    capacity,
+                    allow_dynamic,
                 },
             })?;
             Ok(ExitCode::SUCCESS)

@@ -14,6 +14,7 @@ mod patterns;
 mod readers;
 mod report;
 mod rewrite;
+mod static_mode;
 mod trace;
 mod validate;
 pub mod versions;
@@ -24,6 +25,7 @@ mod tests;
 pub use options::{Options, Provider};
 pub use patterns::{Kind, DOMAIN, DOMAIN_VERSION};
 pub use report::{Fact, Left, Reason, Report, Rewrite, UsedCoordinates};
+pub use static_mode::StaticReport;
 pub use validate::check_model;
 
 use nonzero_proto::onnx::{ModelProto, OperatorSetIdProto};
@@ -49,6 +51,9 @@ pub enum OptimizeError {
     /// The model breaks a rule that ONNX Runtime enforces when loading it (see `validate`): the
     /// message names the graph, the node and the name.
     Invalid(String),
+    /// Static mode could not make the model static (inputs without fixed shapes, nodes left
+    /// dynamic without `allow_dynamic`, a `<name>_count` that exists); nothing is written.
+    Static(String),
 }
 
 impl fmt::Display for OptimizeError {
@@ -67,6 +72,7 @@ impl fmt::Display for OptimizeError {
                 "the model imports domain '{DOMAIN}' at version {v}; the rewriter emits version {DOMAIN_VERSION} ops"
             ),
             OptimizeError::Invalid(why) => write!(f, "invalid model, nothing rewritten: {why}"),
+            OptimizeError::Static(why) => write!(f, "static mode: {why}"),
             OptimizeError::TooDeep => write!(
                 f,
                 "subgraphs are nested more than {MAX_SUBGRAPH_DEPTH} levels deep; refused"
@@ -94,6 +100,12 @@ pub fn optimize_with(
         return Err(OptimizeError::Incomplete("ir_version"));
     }
     validate::check_model(&model)?;
+    options.check().map_err(OptimizeError::Static)?;
+    if options.static_shapes {
+        let mut report = Report::default();
+        static_mode::run(&mut model, options, &mut report)?;
+        return Ok((model.encode_to_vec(), report));
+    }
     let onnx_opset = versions::onnx_opset(&model.opset_import);
     fallback::check_existing(&model, onnx_opset)?;
     let imported = model

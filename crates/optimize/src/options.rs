@@ -3,6 +3,7 @@
 //! here reaches Python without a new C ABI. Unknown keys and wrong types are refused by name.
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 /// Which execution provider the rewritten model is for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -34,7 +35,7 @@ impl Provider {
 }
 
 /// What [`crate::optimize_with`] may do.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Options {
     /// Also move every remaining ONNX NonZero whose input rank is proven >= 1 to the
@@ -45,6 +46,18 @@ pub struct Options {
     /// Leave out the model-local functions that let a rewritten model run without the library
     /// (`--no-fallback`; see `crate::fallback`).
     pub no_fallback: bool,
+    /// Static mode (`--static`, crate::static_mode): a model of standard ops with no
+    /// data-dependent shape, for compilers and accelerators that refuse them.
+    #[serde(rename = "static")]
+    pub static_shapes: bool,
+    /// Static mode: the shape of each named graph input (`--input-shape NAME=D0,D1`), over what
+    /// the model declares.
+    pub input_shapes: BTreeMap<String, Vec<i64>>,
+    /// Static mode: the most coordinates or rows a data-dependent output holds (`--capacity`);
+    /// default the mask's element count.
+    pub capacity: Option<i64>,
+    /// Static mode: write the model even when data-dependent nodes remain (they are reported).
+    pub allow_dynamic: bool,
 }
 
 impl Options {
@@ -52,10 +65,46 @@ impl Options {
         self.provider != Provider::Cpu
     }
 
+    /// Refuses options that make no sense together, naming them: static-mode settings without
+    /// `static`, a capacity below 1, an input shape with a negative size.
+    pub fn check(&self) -> Result<(), String> {
+        if !self.static_shapes {
+            let stray = [
+                (
+                    "input_shapes (--input-shape)",
+                    !self.input_shapes.is_empty(),
+                ),
+                ("capacity (--capacity)", self.capacity.is_some()),
+                ("allow_dynamic (--allow-dynamic)", self.allow_dynamic),
+            ];
+            if let Some((name, _)) = stray.iter().find(|(_, set)| *set) {
+                return Err(format!(
+                    "options: {name} applies only with static (--static)"
+                ));
+            }
+        }
+        if self.static_shapes && self.nonzero_domain {
+            return Err("options: nonzero_domain (--nonzero-domain) moves NonZero to the library's domain, and static (--static) writes standard ONNX ops only; choose one".to_string());
+        }
+        if let Some(c) = self.capacity.filter(|&c| c < 1) {
+            return Err(format!("options: capacity must be at least 1, got {c}"));
+        }
+        for (name, dims) in &self.input_shapes {
+            if let Some(d) = dims.iter().find(|&&d| d < 0) {
+                return Err(format!(
+                    "options: input shape of '{name}' has the size {d}; sizes are 0 or more"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Options from a JSON object such as `{"nonzero_domain": true, "provider": "cuda",
     /// "no_fallback": false}`; absent keys keep their defaults.
     pub fn from_json(text: &str) -> Result<Options, String> {
-        serde_json::from_str(text).map_err(|e| format!("options: {e}"))
+        let options: Options = serde_json::from_str(text).map_err(|e| format!("options: {e}"))?;
+        options.check()?;
+        Ok(options)
     }
 }
 
@@ -74,14 +123,39 @@ mod tests {
             Ok(Options {
                 nonzero_domain: true,
                 provider: Provider::Cuda,
-                no_fallback: true
+                no_fallback: true,
+                ..Options::default()
             })
         );
-        let unknown = Options::from_json(r#"{"static": true}"#).unwrap_err();
+        let unknown = Options::from_json(r#"{"statik": true}"#).unwrap_err();
         assert!(
-            unknown.starts_with("options: unknown field `static`"),
+            unknown.starts_with("options: unknown field `statik`"),
             "{unknown}"
         );
+        let fixed = Options::from_json(
+            r#"{"static": true, "input_shapes": {"x": [2, 3]}, "capacity": 100}"#,
+        )
+        .unwrap();
+        assert!(fixed.static_shapes);
+        assert_eq!(fixed.input_shapes["x"], [2, 3]);
+        assert_eq!(fixed.capacity, Some(100));
+        for (json, why) in [
+            (
+                r#"{"capacity": 5}"#,
+                "capacity (--capacity) applies only with static",
+            ),
+            (
+                r#"{"static": true, "capacity": 0}"#,
+                "capacity must be at least 1, got 0",
+            ),
+            (
+                r#"{"static": true, "input_shapes": {"x": [2, -1]}}"#,
+                "input shape of 'x' has the size -1",
+            ),
+        ] {
+            let e = Options::from_json(json).unwrap_err();
+            assert!(e.contains(why), "{json}: {e}");
+        }
         let provider = Options::from_json(r#"{"provider": "tpu"}"#).unwrap_err();
         assert!(
             provider.contains("unknown variant `tpu`, expected `cpu` or `cuda`"),

@@ -50,6 +50,16 @@ pub enum Reason {
     UnknownOpset,
     /// A gather of ArgWhere's coordinates that no pattern fuses (crate::readers).
     GatherNotFused,
+    /// Static mode: the opset lacks CumSum and ScatterElements (before 11).
+    OpsetTooOld,
+    /// Static mode: a reader of the padded coordinates is not padding-safe.
+    PaddingUnsafe,
+    /// Static mode: an op whose output size depends on its input values.
+    DataDependent,
+    /// Static mode: a shape operand computed from tensor values.
+    ValueDependentShape,
+    /// Static mode: a data-dependent op inside an If/Loop/Scan body (not rewritten yet).
+    InSubgraph,
 }
 
 impl Reason {
@@ -66,6 +76,11 @@ impl Reason {
             Reason::Provider => "provider",
             Reason::UnknownOpset => "unknown-opset",
             Reason::GatherNotFused => "gather-not-fused",
+            Reason::OpsetTooOld => "opset-too-old",
+            Reason::PaddingUnsafe => "padding-unsafe",
+            Reason::DataDependent => "data-dependent",
+            Reason::ValueDependentShape => "value-dependent-shape",
+            Reason::InSubgraph => "in-subgraph",
         }
     }
 
@@ -82,6 +97,11 @@ impl Reason {
             Reason::Provider => "the chosen execution provider runs nothing of the nonzero domain",
             Reason::UnknownOpset => "the graph's ai.onnx opset defines no NonZero that this rewriter knows",
             Reason::GatherNotFused => "the gather of the coordinates stays: no pattern fuses this chain",
+            Reason::OpsetTooOld => "static mode needs CumSum and ScatterElements (opset 11); the opset is never raised",
+            Reason::PaddingUnsafe => "static mode: a reader of the padded result is not padding-safe",
+            Reason::DataDependent => "static mode: the output size depends on tensor values",
+            Reason::ValueDependentShape => "static mode: a shape operand is computed from tensor values",
+            Reason::InSubgraph => "static mode: data-dependent op inside a subgraph (not rewritten)",
         }
     }
 }
@@ -129,9 +149,11 @@ pub struct Report {
     pub fallback_functions: usize,
     /// Readers that need the coordinates of an ArgWhere (not a fault: not "left").
     pub coordinates_used: Vec<UsedCoordinates>,
+    /// Set in static mode.
+    pub static_mode: Option<crate::static_mode::StaticReport>,
 }
 
-fn plural(n: usize, word: &str) -> String {
+pub(crate) fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
@@ -164,6 +186,9 @@ impl Report {
     /// The closing lines: counts of NonZero rewritten and left with each reason, the rewrites
     /// per kind, nodes removed, graphs searched.
     pub fn summary(&self) -> String {
+        if let Some(s) = &self.static_mode {
+            return s.summary(self);
+        }
         let graphs = plural(self.graphs, "graph");
         if self.nonzero_nodes == 0 {
             return format!(
@@ -290,8 +315,12 @@ impl Report {
                 )
             })
             .collect();
+        let static_mode = self
+            .static_mode
+            .as_ref()
+            .map_or("null".to_string(), |s| s.to_json());
         format!(
-            "{{\"nonzero\": {}, \"rewritten\": {}, \"left\": {}, \"moved_to_domain\": {}, \"reasons\": {}, \"gathers_kept\": {}, \"removed_nodes\": {}, \"graphs\": {}, \"note\": {}, \"fallback_functions\": {}, \"coordinates_used\": [{}], \"rewrites\": [{}], \"left_nodes\": [{}]}}",
+            "{{\"nonzero\": {}, \"rewritten\": {}, \"left\": {}, \"moved_to_domain\": {}, \"reasons\": {}, \"gathers_kept\": {}, \"removed_nodes\": {}, \"graphs\": {}, \"note\": {}, \"fallback_functions\": {}, \"coordinates_used\": [{}], \"rewrites\": [{}], \"left_nodes\": [{}], \"static\": {}}}",
             self.nonzero_nodes,
             self.nonzero_rewritten(),
             self.nonzero_left(),
@@ -304,7 +333,8 @@ impl Report {
             self.fallback_functions,
             used.join(", "),
             rewrites.join(", "),
-            left.join(", ")
+            left.join(", "),
+            static_mode
         )
     }
 }
@@ -334,7 +364,7 @@ fn rewrite_json(r: &Rewrite) -> String {
 }
 
 /// A JSON string literal.
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

@@ -247,7 +247,7 @@ fn readers_text(graph: &GraphProto, index: &GraphIndex, name: &str) -> String {
 /// Removes nodes whose outputs are in `candidates` and read by nobody, then the nodes and
 /// initializers that only they read, and the value infos of removed tensors. Returns how many
 /// nodes went.
-fn remove_dead(graph: &mut GraphProto, mut candidates: HashSet<String>) -> usize {
+pub(crate) fn remove_dead(graph: &mut GraphProto, mut candidates: HashSet<String>) -> usize {
     let mut removed_outputs = HashSet::new();
     let mut removed_inputs = HashSet::new();
     let before = graph.node.len();

@@ -1,0 +1,141 @@
+//! Fixed capacity for what must stay a list: NonZero becomes `[rank, capacity]` coordinates,
+//! -1 in the unused columns (QNN's convention), plus the count, by a compaction every compiler
+//! takes:
+//!
+//! ```text
+//! k    = CumSum(selected)                           [numel]
+//! slot = Where(selected and k <= C, k - 1, C)       the C-th slot takes everything else
+//! flat = ScatterElements(Expand(-1, [C + 1]), slot, Range(numel))[0:C]
+//! coordinates[a] = flat / stride[a] % dims[a], and -1 past the count
+//! ```
+//!
+//! Past the capacity C the first C in row-major order are kept and the count saturates at C.
+//! A `GatherND` of the padded coordinates reads row 0 at the padding (valid: the padding exists
+//! only when the mask, and so the data's leading dims, are not empty) and writes 0 there.
+
+use super::emit::{int_attr, Emitter};
+use super::mask::Selection;
+use super::padding::{Flow, GatherKind};
+use nonzero_proto::onnx::tensor_proto::DataType;
+use nonzero_proto::onnx::NodeProto;
+
+/// The tensors the compaction of one NonZero leaves for its readers.
+pub struct Compacted {
+    /// int64 scalar: the selected count, at most the capacity.
+    pub count: String,
+    /// bool `[C]`: true for the columns that hold coordinates.
+    pub valid: String,
+    pub capacity: i64,
+}
+
+/// Writes the compaction of `mask` (element type `mask_type`, fixed `dims`); the last node
+/// outputs `output` (the NonZero's output).
+pub fn emit(
+    e: &mut Emitter,
+    mask: &str,
+    mask_type: i32,
+    dims: &[i64],
+    capacity: Option<i64>,
+    output: &str,
+) -> Option<Compacted> {
+    let numel: i64 = dims.iter().product();
+    let c = capacity.map_or(numel, |cap| cap.min(numel));
+    let selection = Selection::of(e, mask, mask_type, numel)?;
+    let k = selection.running_count(e);
+    let total = selection.count(e);
+    let cap = e.scalar(c);
+    let fits = e.binary("Less", &total, &cap);
+    let count = e.where_(&fits, &total, &cap);
+    let one = e.scalar(1);
+    let cap_plus_one = e.scalar(c + 1);
+    let within = e.binary("Less", &k, &cap_plus_one);
+    let kept = e.binary("And", &selection.selected, &within);
+    let before = e.binary("Sub", &k, &one);
+    let slot = e.where_(&kept, &before, &cap);
+    let minus_one = e.scalar(-1);
+    let slots = e.ints(&[c + 1]);
+    let empty = e.op("Expand", &[&minus_one, &slots], vec![]);
+    let positions = e.range(numel);
+    let scattered = e.op(
+        "ScatterElements",
+        &[&empty, &slot, &positions],
+        vec![int_attr("axis", 0)],
+    );
+    let flat = e.slice1(&scattered, 0, c);
+    let columns = e.range(c);
+    let valid = e.binary("Less", &columns, &count);
+    if dims.len() == 1 {
+        e.unsqueeze(&flat, &[0]);
+    } else {
+        let mut rows = vec![];
+        for axis in 0..dims.len() {
+            let stride: i64 = dims[axis + 1..].iter().product();
+            let mut coordinate = flat.clone();
+            if stride > 1 {
+                let s = e.scalar(stride);
+                coordinate = e.binary("Div", &coordinate, &s);
+            }
+            if axis > 0 {
+                let d = e.scalar(dims[axis]);
+                coordinate = e.binary("Mod", &coordinate, &d);
+            }
+            rows.push(e.unsqueeze(&coordinate, &[0]));
+        }
+        let refs: Vec<&str> = rows.iter().map(String::as_str).collect();
+        let coordinates = e.concat(&refs, 0);
+        let valid_row = e.unsqueeze(&valid, &[0]);
+        e.where_(&valid_row, &coordinates, &minus_one);
+    }
+    e.finish_as(output);
+    Some(Compacted {
+        count,
+        valid,
+        capacity: c,
+    })
+}
+
+/// Rewrites a gather indexed by padded coordinates (`GatherND` by `[C, r]`, or `Gather` by a
+/// `[C]` column along `kind`'s axis) to read index 0 at the padding and write 0 there; the last
+/// node outputs the gather's output.
+pub fn emit_gather(
+    e: &mut Emitter,
+    gather: &NodeProto,
+    compacted: &Compacted,
+    kind: GatherKind,
+    out_rank: usize,
+    data_type: i32,
+) -> Option<()> {
+    let (data, coordinates) = (&gather.input[0], &gather.input[1]);
+    let zero_index = e.scalar(0);
+    let (valid_index, padded_axis) = match kind {
+        GatherKind::Nd => (e.reshape(&compacted.valid, &[-1, 1]), 0),
+        GatherKind::Axis(axis) => (compacted.valid.clone(), axis),
+    };
+    let safe = e.where_(&valid_index, coordinates, &zero_index);
+    let rows = match kind {
+        GatherKind::Nd => e.op("GatherND", &[data, &safe], vec![]),
+        GatherKind::Axis(axis) => e.op(
+            "Gather",
+            &[data, &safe],
+            vec![int_attr("axis", axis as i64)],
+        ),
+    };
+    let mut shape = vec![1; out_rank];
+    *shape.get_mut(padded_axis)? = -1;
+    let valid_rows = e.reshape(&compacted.valid, &shape);
+    let zero = e.zero(data_type)?;
+    e.where_(&valid_rows, &rows, &zero);
+    e.finish_as(&gather.output[0]);
+    Some(())
+}
+
+/// The count output of a padded graph output.
+pub fn count_output_type() -> i32 {
+    DataType::Int64 as i32
+}
+
+/// Which padded outputs the flow reached (for reports).
+pub fn outputs_text(flow: &Flow) -> String {
+    let names: Vec<&str> = flow.outputs.iter().map(|(n, _)| n.as_str()).collect();
+    names.join(", ")
+}

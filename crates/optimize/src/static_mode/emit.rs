@@ -1,0 +1,198 @@
+//! Writing standard-op subgraphs for the static rewrites: fresh tensor names, int64 constants
+//! as initializers, and each op in the form its since-version at the graph's opset takes
+//! (axes as an attribute before opset 13, as an input from it).
+
+use nonzero_proto::onnx::attribute_proto::AttributeType;
+use nonzero_proto::onnx::tensor_proto::DataType;
+use nonzero_proto::onnx::{AttributeProto, GraphProto, NodeProto, TensorProto};
+use std::collections::HashSet;
+
+/// Nodes and initializers for one rewrite, to be inserted before the node they replace.
+pub struct Emitter {
+    opset: i64,
+    prefix: String,
+    taken: HashSet<String>,
+    pub nodes: Vec<NodeProto>,
+    pub initializers: Vec<TensorProto>,
+}
+
+pub fn int_attr(name: &str, value: i64) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Int as i32),
+        i: Some(value),
+        ..Default::default()
+    }
+}
+
+pub fn ints_attr(name: &str, values: &[i64]) -> AttributeProto {
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Ints as i32),
+        ints: values.to_vec(),
+        ..Default::default()
+    }
+}
+
+/// Bytes of one element of a fixed-size ONNX type (`None` for strings and unknown codes).
+pub fn element_size(elem_type: i32) -> Option<usize> {
+    use DataType as T;
+    Some(match T::try_from(elem_type).ok()? {
+        T::Bool | T::Uint8 | T::Int8 => 1,
+        T::Float16 | T::Bfloat16 | T::Uint16 | T::Int16 => 2,
+        T::Float | T::Int32 | T::Uint32 => 4,
+        T::Double | T::Int64 | T::Uint64 | T::Complex64 => 8,
+        T::Complex128 => 16,
+        _ => return None,
+    })
+}
+
+impl Emitter {
+    /// An emitter for `graph` at `opset`; names start with `prefix`.
+    pub fn new(graph: &GraphProto, opset: i64, prefix: &str) -> Emitter {
+        let mut taken: HashSet<String> = graph
+            .node
+            .iter()
+            .flat_map(|n| n.output.iter().chain(n.name.iter()).cloned())
+            .collect();
+        taken.extend(graph.initializer.iter().filter_map(|t| t.name.clone()));
+        taken.extend(graph.input.iter().filter_map(|t| t.name.clone()));
+        taken.extend(graph.output.iter().filter_map(|t| t.name.clone()));
+        crate::graph::names_read_in(graph, &mut taken, 0);
+        Emitter {
+            opset,
+            prefix: prefix.to_string(),
+            taken,
+            nodes: vec![],
+            initializers: vec![],
+        }
+    }
+
+    /// A name no tensor or node of the graph has.
+    pub fn fresh(&mut self, what: &str) -> String {
+        let base = format!("{}/{what}", self.prefix);
+        let name = (0..)
+            .map(|i| match i {
+                0 => base.clone(),
+                i => format!("{base}_{i}"),
+            })
+            .find(|n| !self.taken.contains(n))
+            .expect("an unused suffix exists");
+        self.taken.insert(name.clone());
+        name
+    }
+
+    /// A node with one output; returns the output's name.
+    pub fn op(&mut self, op: &str, inputs: &[&str], attribute: Vec<AttributeProto>) -> String {
+        let output = self.fresh(&op.to_ascii_lowercase());
+        let name = self.fresh(op);
+        self.nodes.push(NodeProto {
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![output.clone()],
+            name: Some(name),
+            op_type: Some(op.to_string()),
+            domain: Some(String::new()),
+            attribute,
+            ..Default::default()
+        });
+        output
+    }
+
+    /// Renames the last node's output to `name` (the tensor the rewrite replaces).
+    pub fn finish_as(&mut self, name: &str) {
+        let last = self.nodes.last_mut().expect("a rewrite emits nodes");
+        last.output[0] = name.to_string();
+    }
+
+    /// An initializer of `elem_type` with the given raw bytes and dims.
+    fn initializer(&mut self, elem_type: i32, dims: &[i64], raw: Vec<u8>) -> String {
+        let name = self.fresh("const");
+        self.initializers.push(TensorProto {
+            name: Some(name.clone()),
+            data_type: Some(elem_type),
+            dims: dims.to_vec(),
+            raw_data: Some(raw),
+            ..Default::default()
+        });
+        name
+    }
+
+    /// A 1-D int64 constant.
+    pub fn ints(&mut self, values: &[i64]) -> String {
+        let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.initializer(DataType::Int64 as i32, &[values.len() as i64], raw)
+    }
+
+    /// A scalar int64 constant.
+    pub fn scalar(&mut self, value: i64) -> String {
+        self.initializer(DataType::Int64 as i32, &[], value.to_le_bytes().to_vec())
+    }
+
+    /// A scalar zero of `elem_type` (all bits clear: 0, 0.0, false), or `None` for strings.
+    pub fn zero(&mut self, elem_type: i32) -> Option<String> {
+        let size = element_size(elem_type)?;
+        Some(self.initializer(elem_type, &[], vec![0; size]))
+    }
+
+    pub fn cast(&mut self, x: &str, to: DataType) -> String {
+        self.op("Cast", &[x], vec![int_attr("to", to as i64)])
+    }
+
+    pub fn reshape(&mut self, x: &str, shape: &[i64]) -> String {
+        let shape = self.ints(shape);
+        self.op("Reshape", &[x, &shape], vec![])
+    }
+
+    /// Unsqueeze at `axes`: an attribute before opset 13, an input from it.
+    pub fn unsqueeze(&mut self, x: &str, axes: &[i64]) -> String {
+        if self.opset < 13 {
+            return self.op("Unsqueeze", &[x], vec![ints_attr("axes", axes)]);
+        }
+        let axes = self.ints(axes);
+        self.op("Unsqueeze", &[x, &axes], vec![])
+    }
+
+    /// The sum of every element, as a scalar (ReduceSum with no axes reduces them all).
+    pub fn sum_all(&mut self, x: &str) -> String {
+        self.op("ReduceSum", &[x], vec![int_attr("keepdims", 0)])
+    }
+
+    /// `x[start:end]` along axis 0 of a 1-D tensor.
+    pub fn slice1(&mut self, x: &str, start: i64, end: i64) -> String {
+        let (s, e) = (self.ints(&[start]), self.ints(&[end]));
+        self.op("Slice", &[x, &s, &e], vec![])
+    }
+
+    pub fn concat(&mut self, inputs: &[&str], axis: i64) -> String {
+        self.op("Concat", inputs, vec![int_attr("axis", axis)])
+    }
+
+    /// The inclusive prefix sum of a 1-D tensor.
+    pub fn cumsum(&mut self, x: &str) -> String {
+        let axis = self.scalar(0);
+        self.op("CumSum", &[x, &axis], vec![])
+    }
+
+    /// `[0, 1, .., n - 1]` as int64.
+    pub fn range(&mut self, n: i64) -> String {
+        let (start, limit, delta) = (self.scalar(0), self.scalar(n), self.scalar(1));
+        self.op("Range", &[&start, &limit, &delta], vec![])
+    }
+
+    pub fn binary(&mut self, op: &str, a: &str, b: &str) -> String {
+        self.op(op, &[a, b], vec![])
+    }
+
+    pub fn where_(&mut self, condition: &str, x: &str, y: &str) -> String {
+        self.op("Where", &[condition, x, y], vec![])
+    }
+
+    /// Moves the emitted nodes into `graph` before node `at`, and the initializers after the
+    /// graph's own. Returns how many nodes went in.
+    pub fn insert(self, graph: &mut GraphProto, at: usize) -> usize {
+        let count = self.nodes.len();
+        graph.node.splice(at..at, self.nodes);
+        graph.initializer.extend(self.initializers);
+        count
+    }
+}

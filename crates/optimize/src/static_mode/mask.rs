@@ -1,0 +1,41 @@
+//! The pieces every static form starts from: which elements NonZero selects, flattened, as
+//! bool and as int64 0/1, their running count and their total.
+
+use super::emit::Emitter;
+use nonzero_proto::onnx::tensor_proto::DataType;
+
+/// A mask's selection, flattened to `[numel]`.
+pub struct Selection {
+    /// bool `[numel]`: true where the mask element is not zero.
+    pub selected: String,
+    /// int64 `[numel]`: 1 where selected, else 0.
+    pub ones: String,
+}
+
+impl Selection {
+    /// The selection of `mask` (element type `elem_type`, `numel` elements). NonZero's test is
+    /// "not equal to zero" (NaN is selected, -0.0 is not): a bool mask is used as it is, any
+    /// other goes through `Not(Equal(mask, 0))`. `None` for strings.
+    pub fn of(e: &mut Emitter, mask: &str, elem_type: i32, numel: i64) -> Option<Selection> {
+        let as_bool = if elem_type == DataType::Bool as i32 {
+            mask.to_string()
+        } else {
+            let zero = e.zero(elem_type)?;
+            let equal = e.binary("Equal", mask, &zero);
+            e.op("Not", &[&equal], vec![])
+        };
+        let selected = e.reshape(&as_bool, &[numel]);
+        let ones = e.cast(&selected, DataType::Int64);
+        Some(Selection { selected, ones })
+    }
+
+    /// int64 `[numel]`: how many elements are selected up to and including each one.
+    pub fn running_count(&self, e: &mut Emitter) -> String {
+        e.cumsum(&self.ones)
+    }
+
+    /// int64 scalar: how many are selected.
+    pub fn count(&self, e: &mut Emitter) -> String {
+        e.sum_all(&self.ones)
+    }
+}

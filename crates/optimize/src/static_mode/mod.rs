@@ -1,0 +1,343 @@
+//! `nonzero optimize --static`: a model of standard ONNX ops in which no shape depends on tensor
+//! values, for compilers and accelerators that refuse data-dependent shapes (docs/static.md).
+//!
+//! In order: every graph input gets a fixed shape ([`inputs`]); the library's ops are lowered to
+//! their standard bodies ([`lower`]); rewrites that change no output remove NonZero where its
+//! coordinates are not needed (masked writes as `Where`, [`writes`]; count uses as a sum,
+//! [`counts`]); what must stay a list gets a fixed capacity ([`compact`]) where its padding
+//! only reaches padding-safe readers ([`padding`]), each padded graph output gaining
+//! `<name>_count`; finally whatever still depends on values is reported ([`dynamic`]).
+
+mod compact;
+mod counts;
+mod dynamic;
+mod emit;
+mod inputs;
+mod lower;
+mod mask;
+mod padding;
+mod summary;
+mod updates;
+mod writes;
+
+pub use summary::StaticReport;
+
+use crate::graph::{describe, is_onnx_op, GraphIndex};
+use crate::infer::{BodyInputs, ShapeTable};
+use crate::report::{Reason, Report};
+use crate::trace::View;
+use crate::{OptimizeError, Options};
+use emit::Emitter;
+use nonzero_proto::onnx::{GraphProto, ModelProto, ValueInfoProto};
+use std::collections::{HashMap, HashSet};
+
+/// The first opset with CumSum and ScatterElements.
+const MIN_OPSET: i64 = 11;
+
+/// The fixed shape of `name`, when every size is known.
+pub(crate) fn static_dims(shapes: &ShapeTable, name: &str) -> Option<Vec<i64>> {
+    shapes
+        .info(name)?
+        .dims
+        .as_ref()?
+        .iter()
+        .map(|d| d.as_static())
+        .collect()
+}
+
+fn shapes_of(graph: &GraphProto, opset: i64) -> (GraphIndex, ShapeTable) {
+    let index = GraphIndex::new(graph);
+    let scope = ShapeTable::scope(Some(opset));
+    let shapes = ShapeTable::for_graph(graph, &index, Some(&scope), BodyInputs::Declared);
+    (index, shapes)
+}
+
+/// Replaces node `at` by what `e` emitted (whose last node writes the node's output).
+fn replace(graph: &mut GraphProto, at: usize, e: Emitter) -> HashSet<String> {
+    let removed = graph.node.remove(at);
+    e.insert(graph, at);
+    removed.input.into_iter().collect()
+}
+
+/// Makes `model` static as the module doc says; fills `report`. Errors: inputs that cannot be
+/// fixed, a `<name>_count` that exists, and (without `allow_dynamic`) anything left dynamic.
+pub fn run(
+    model: &mut ModelProto,
+    options: &Options,
+    report: &mut Report,
+) -> Result<(), OptimizeError> {
+    let opset = crate::versions::onnx_opset(&model.opset_import).unwrap_or(0);
+    let graph = model
+        .graph
+        .as_mut()
+        .ok_or(OptimizeError::Incomplete("graph"))?;
+    let mut summary = StaticReport {
+        input_shapes: inputs::fix_input_shapes(graph, &options.input_shapes)?,
+        capacity: options.capacity,
+        ..Default::default()
+    };
+    summary.lowered = lower::lower_library_ops(graph, opset);
+    report.graphs += 1;
+    report.nonzero_nodes = count_nonzero(graph, 0);
+    let mut known = HashMap::new();
+    if opset < MIN_OPSET {
+        for node in graph.node.iter().filter(|n| is_onnx_op(n, "NonZero")) {
+            let why = format!("opset {opset} has no CumSum or ScatterElements (from {MIN_OPSET}); the rewriter never raises the opset");
+            known.insert(node.output[0].clone(), (Reason::OpsetTooOld, why));
+        }
+    } else {
+        exact_rewrites(graph, opset, &mut summary, report);
+        fixed_capacity(graph, opset, options.capacity, &mut summary, &mut known)?;
+    }
+    dynamic::scan(graph, "main", &known, 0, &mut report.left);
+    lower::drop_unused_domain(model);
+    report.static_mode = Some(summary);
+    let dynamic: Vec<String> = report
+        .left
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {} in {}: {} ({})",
+                l.op,
+                l.node,
+                l.graph,
+                l.reason.code(),
+                l.detail
+            )
+        })
+        .collect();
+    if !dynamic.is_empty() && !options.allow_dynamic {
+        return Err(OptimizeError::Static(format!(
+            "{} still dynamic, nothing written (--allow-dynamic writes it anyway):\n  {}",
+            if dynamic.len() == 1 {
+                "1 node is".to_string()
+            } else {
+                format!("{} nodes are", dynamic.len())
+            },
+            dynamic.join("\n  ")
+        )));
+    }
+    Ok(())
+}
+
+fn count_nonzero(graph: &GraphProto, depth: usize) -> usize {
+    graph
+        .node
+        .iter()
+        .map(|n| {
+            let own = usize::from(is_onnx_op(n, "NonZero"));
+            let inner: usize = n
+                .attribute
+                .iter()
+                .flat_map(|a| a.g.iter().chain(a.graphs.iter()))
+                .filter(|_| depth < crate::MAX_SUBGRAPH_DEPTH)
+                .map(|g| count_nonzero(g, depth + 1))
+                .sum();
+            own + inner
+        })
+        .sum()
+}
+
+/// Masked writes and count uses, one at a time, each followed by dead-node removal.
+fn exact_rewrites(
+    graph: &mut GraphProto,
+    opset: i64,
+    summary: &mut StaticReport,
+    report: &mut Report,
+) {
+    for _ in 0..=graph.node.len() {
+        let (index, shapes) = shapes_of(graph, opset);
+        let view = View {
+            graph,
+            index: &index,
+            shapes: &shapes,
+        };
+        let applied = if let Some(w) = writes::find(&view) {
+            let node = &graph.node[w.node];
+            let mut e = Emitter::new(graph, opset, &describe(node));
+            let output = node.output[0].clone();
+            w.emit(&mut e, &output)
+                .map(|_| ("masked-write", w.line, w.node, e))
+        } else if let Some(c) = counts::find(&view) {
+            let node = &graph.node[c.node];
+            let mut e = Emitter::new(graph, opset, &describe(node));
+            let output = node.output[0].clone();
+            c.emit(&mut e, &output)
+                .map(|_| ("count", c.line, c.node, e))
+        } else {
+            None
+        };
+        let Some((kind, line, at, e)) = applied else {
+            break;
+        };
+        let candidates = replace(graph, at, e);
+        report.removed_nodes += crate::rewrite::remove_dead(graph, candidates);
+        summary.rewrites.push((kind.to_string(), line));
+    }
+}
+
+/// Compaction of every NonZero whose padding stays on padding-safe readers.
+fn fixed_capacity(
+    graph: &mut GraphProto,
+    opset: i64,
+    capacity: Option<i64>,
+    summary: &mut StaticReport,
+    known: &mut HashMap<String, (Reason, String)>,
+) -> Result<(), OptimizeError> {
+    loop {
+        let (index, shapes) = shapes_of(graph, opset);
+        let view = View {
+            graph,
+            index: &index,
+            shapes: &shapes,
+        };
+        let Some(at) = graph.node.iter().position(|n| {
+            is_onnx_op(n, "NonZero") && n.input.len() == 1 && !known.contains_key(&n.output[0])
+        }) else {
+            return Ok(());
+        };
+        let node = &graph.node[at];
+        let (mask, output) = (node.input[0].clone(), node.output[0].clone());
+        let plan = (|| {
+            let info = shapes.get(&mask);
+            let dims = static_dims(&shapes, &mask).ok_or((
+                Reason::UnknownRank,
+                format!("the shape of {mask} is not fixed: {}", info.shape_text()),
+            ))?;
+            if dims.is_empty() {
+                return Err((Reason::ScalarInput, format!("{mask} is a scalar")));
+            }
+            let mask_type = info.elem_type.ok_or((
+                Reason::UnknownRank,
+                format!("the type of {mask} is unknown"),
+            ))?;
+            let flow = padding::follow(&view, &output, &dims)
+                .map_err(|why| (Reason::PaddingUnsafe, why))?;
+            let gathers: Vec<(String, padding::GatherKind, usize, i32)> = flow
+                .gathers
+                .iter()
+                .map(|(out, kind)| {
+                    let gather = index.producer_of(graph, out).expect("a gather reached");
+                    let data_type = shapes.get(&gather.input[0]).elem_type.unwrap_or(0);
+                    (
+                        out.clone(),
+                        *kind,
+                        shapes.get(out).rank().unwrap_or(0),
+                        data_type,
+                    )
+                })
+                .collect();
+            Ok((dims, mask_type, flow, gathers))
+        })();
+        let (dims, mask_type, flow, gathers) = match plan {
+            Ok(plan) => plan,
+            Err(why) => {
+                known.insert(output, why);
+                continue;
+            }
+        };
+        let mut e = Emitter::new(graph, opset, &describe(node));
+        let Some(compacted) = compact::emit(&mut e, &mask, mask_type, &dims, capacity, &output)
+        else {
+            known.insert(
+                output,
+                (
+                    Reason::MaskNotBool,
+                    format!("{mask}: no zero of its type (strings)"),
+                ),
+            );
+            continue;
+        };
+        let line = format!(
+            "fixed capacity: NonZero {} became [{}, {}] coordinates padded with -1 (outputs: {})",
+            describe(node),
+            dims.len(),
+            compacted.capacity,
+            compact::outputs_text(&flow)
+        );
+        replace(graph, at, e);
+        for (out, kind, rank, data_type) in gathers {
+            let g = graph
+                .node
+                .iter()
+                .position(|n| n.output.first() == Some(&out))
+                .expect("the gather is still there");
+            let gather = graph.node[g].clone();
+            let mut e = Emitter::new(graph, opset, &describe(&gather));
+            if compact::emit_gather(&mut e, &gather, &compacted, kind, rank, data_type).is_none() {
+                return Err(OptimizeError::Static(format!(
+                    "GatherND {}: its data has no zero (strings)",
+                    describe(&gather)
+                )));
+            }
+            replace(graph, g, e);
+        }
+        for (name, axis) in &flow.outputs {
+            add_count_output(graph, name, *axis, &compacted)?;
+            summary
+                .count_outputs
+                .push((name.clone(), format!("{name}_count")));
+        }
+        summary.rewrites.push(("fixed-capacity".to_string(), line));
+    }
+}
+
+/// Declares `name` padded to the capacity along `axis`, and adds the output `<name>_count`.
+fn add_count_output(
+    graph: &mut GraphProto,
+    name: &str,
+    axis: usize,
+    compacted: &compact::Compacted,
+) -> Result<(), OptimizeError> {
+    let count_name = format!("{name}_count");
+    let mut taken = HashSet::new();
+    crate::graph::names_read_in(graph, &mut taken, 0);
+    taken.extend(graph.node.iter().flat_map(|n| n.output.iter().cloned()));
+    taken.extend(graph.input.iter().filter_map(|i| i.name.clone()));
+    if taken.contains(&count_name) {
+        return Err(OptimizeError::Static(format!("the output {name} becomes padded and needs the output {count_name}, but the model already has a tensor named {count_name}")));
+    }
+    for out in graph
+        .output
+        .iter_mut()
+        .filter(|o| o.name.as_deref() == Some(name))
+    {
+        pad_declared(out, axis, compacted.capacity);
+    }
+    graph.node.push(nonzero_proto::onnx::NodeProto {
+        input: vec![compacted.count.clone()],
+        output: vec![count_name.clone()],
+        name: Some(format!("{count_name}/Identity")),
+        op_type: Some("Identity".into()),
+        domain: Some(String::new()),
+        ..Default::default()
+    });
+    let mut vi = ValueInfoProto {
+        name: Some(count_name),
+        ..Default::default()
+    };
+    vi.r#type = Some(nonzero_proto::onnx::TypeProto {
+        value: Some(nonzero_proto::onnx::type_proto::Value::TensorType(
+            nonzero_proto::onnx::type_proto::Tensor {
+                elem_type: Some(compact::count_output_type()),
+                shape: Some(Default::default()),
+            },
+        )),
+        ..Default::default()
+    });
+    graph.output.push(vi);
+    Ok(())
+}
+
+/// Sets the declared size of `axis` of an output to the capacity (other sizes as declared).
+fn pad_declared(vi: &mut ValueInfoProto, axis: usize, capacity: i64) {
+    use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as DimValue;
+    let Some(nonzero_proto::onnx::type_proto::Value::TensorType(t)) =
+        vi.r#type.as_mut().and_then(|t| t.value.as_mut())
+    else {
+        return;
+    };
+    if let Some(d) = t.shape.as_mut().and_then(|s| s.dim.get_mut(axis)) {
+        d.value = Some(DimValue::DimValue(capacity));
+    }
+}

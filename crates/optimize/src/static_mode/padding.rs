@@ -1,0 +1,240 @@
+//! Where the padding of a fixed-capacity tensor may flow. The padded coordinates (-1) and rows
+//! go only through readers proven padding-safe: transposes, identities and casts, the column
+//! steps exporters take (Split, Slice or Gather of one column along axis 1, Squeeze and
+//! Unsqueeze of it), elementwise ops whose other operand does not vary along the padded axis,
+//! gathers indexed by the padded coordinates (`GatherND`, or `Gather` by one column: rewritten
+//! to read index 0 there and pad with 0), and graph outputs. Anything else (a reduction, a
+//! scatter that would write at -1, a shape read) leaves the NonZero dynamic.
+
+use super::static_dims;
+use crate::graph::{describe, int_attr, ints_attr};
+use crate::trace::View;
+use nonzero_proto::onnx::NodeProto;
+use std::collections::HashSet;
+
+/// Ops of one input whose output element depends only on the same input element.
+const UNARY: &[&str] = &[
+    "Identity",
+    "Cast",
+    "Neg",
+    "Abs",
+    "Relu",
+    "Sigmoid",
+    "Tanh",
+    "Exp",
+    "Log",
+    "Sqrt",
+    "Floor",
+    "Ceil",
+    "Round",
+    "Sign",
+    "Not",
+    "Reciprocal",
+    "Erf",
+    "Sin",
+    "Cos",
+    "IsNaN",
+    "IsInf",
+    "Softplus",
+    "LeakyRelu",
+    "Elu",
+    "Selu",
+    "HardSigmoid",
+];
+/// Elementwise ops of two inputs (broadcasting).
+const BINARY: &[&str] = &[
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Pow",
+    "And",
+    "Or",
+    "Xor",
+    "Equal",
+    "Less",
+    "Greater",
+    "LessOrEqual",
+    "GreaterOrEqual",
+];
+
+/// A gather that reads through the padded coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GatherKind {
+    /// `GatherND(data, [C, r] coordinates)`.
+    Nd,
+    /// `Gather(data, [C] column, axis)`.
+    Axis(usize),
+}
+
+/// What the padding reaches.
+#[derive(Debug, Default)]
+pub struct Flow {
+    /// Gathers indexed by the padded coordinates, by output name.
+    pub gathers: Vec<(String, GatherKind)>,
+    /// Graph outputs reached, with their padded axis.
+    pub outputs: Vec<(String, usize)>,
+}
+
+/// One padded tensor on the way: its padded axis, its rank, and whether it still holds
+/// coordinates (-1 padding) rather than values.
+#[derive(Debug, Clone)]
+struct Padded {
+    name: String,
+    axis: usize,
+    rank: usize,
+    coords: bool,
+}
+
+/// The one column a node takes along axis 1 of `[C, k]` coordinates (Split with one output, a
+/// Slice of width 1, or Gather of a constant index), keeping rank 2 or (Gather) dropping it.
+fn column_step(view: &View, node: &NodeProto, op: &str) -> Option<usize> {
+    match op {
+        "Split" => {
+            let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
+            matches!(axis, 1 | -1).then_some(2)
+        }
+        "Gather" if node.input.len() == 2 => {
+            let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
+            let index = view.shapes.values(&node.input[1])?;
+            let scalar = view.shapes.get(&node.input[1]).rank() == Some(0);
+            (matches!(axis, 1 | -1) && scalar && index.len() == 1).then_some(1)
+        }
+        _ => None,
+    }
+}
+
+/// Follows the padded NonZero output `coordinates` (`[r, C]`, padded along axis 1) of a mask of
+/// shape `mask_dims`. `Err` names the first reader that is not padding-safe.
+pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow, String> {
+    let mut flow = Flow::default();
+    let mut todo = vec![Padded {
+        name: coordinates.to_string(),
+        axis: 1,
+        rank: 2,
+        coords: true,
+    }];
+    let mut seen = HashSet::new();
+    while let Some(t) = todo.pop() {
+        if !seen.insert(t.name.clone()) {
+            continue;
+        }
+        if view.index.graph_outputs.contains(&t.name) {
+            flow.outputs.push((t.name.clone(), t.axis));
+        }
+        for &(r, slot) in view.index.readers_of(&t.name) {
+            let node = &view.graph.node[r];
+            let op = node.op_type.as_deref().unwrap_or("");
+            let refuse = || {
+                Err(format!(
+                    "{op} {} reads the padded {} (not padding-safe)",
+                    describe(node),
+                    t.name
+                ))
+            };
+            if slot != 0 && !matches!(op, "GatherND" | "Gather") && !BINARY.contains(&op) {
+                return refuse();
+            }
+            if slot == usize::MAX || !view.is_op(node, op) || node.output.is_empty() {
+                return refuse();
+            }
+            let step = |axis: usize, rank: usize, coords: bool| Padded {
+                name: node.output[0].clone(),
+                axis,
+                rank,
+                coords,
+            };
+            let coords_2d = t.coords && t.rank == 2 && t.axis == 0;
+            let column = t.coords && t.rank == 1;
+            match op {
+                "Transpose" if node.output.len() == 1 => {
+                    let perm = ints_attr(node, "perm")
+                        .ok()
+                        .flatten()
+                        .unwrap_or_else(|| (0..t.rank as i64).rev().collect());
+                    let Some(to) = perm.iter().position(|&p| p == t.axis as i64) else {
+                        return refuse();
+                    };
+                    todo.push(step(to, t.rank, t.coords));
+                }
+                "Identity" | "Cast" if node.output.len() == 1 => {
+                    todo.push(step(t.axis, t.rank, t.coords))
+                }
+                "Split" | "Gather" if slot == 0 && coords_2d => {
+                    let Some(rank) = column_step(view, node, op) else {
+                        return refuse();
+                    };
+                    for out in &node.output {
+                        todo.push(Padded {
+                            name: out.clone(),
+                            ..step(0, rank, true)
+                        });
+                    }
+                }
+                "Squeeze"
+                    if coords_2d
+                        && view
+                            .axes(node, "axes", 1)
+                            .is_some_and(|a| matches!(a.as_slice(), [1] | [-1])) =>
+                {
+                    todo.push(step(0, 1, true))
+                }
+                "Unsqueeze"
+                    if column
+                        && view
+                            .axes(node, "axes", 1)
+                            .is_some_and(|a| matches!(a.as_slice(), [1] | [-1])) =>
+                {
+                    todo.push(step(0, 2, true))
+                }
+                "GatherND" if coords_2d && slot == 1 && node.input.len() == 2 => {
+                    let batch_dims = int_attr(node, "batch_dims").ok().flatten().unwrap_or(0);
+                    let data = static_dims(view.shapes, &node.input[0]);
+                    let leading = data.as_ref().and_then(|d| d.get(..mask_dims.len()));
+                    if batch_dims != 0 || leading != Some(mask_dims) {
+                        return refuse();
+                    }
+                    flow.gathers.push((node.output[0].clone(), GatherKind::Nd));
+                    let rank = data.map_or(0, |d| d.len()) + 1 - mask_dims.len();
+                    todo.push(step(0, rank, false));
+                }
+                "Gather" if column && slot == 1 && node.input.len() == 2 => {
+                    // Index -1 is valid only where the gathered axis is not empty: the padding
+                    // exists only when the mask has elements, and its one dim must be that axis.
+                    let data = static_dims(view.shapes, &node.input[0]);
+                    let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
+                    let rank = data.as_ref().map_or(0, Vec::len) as i64;
+                    let axis = if axis < 0 { axis + rank } else { axis };
+                    let size = data
+                        .as_ref()
+                        .and_then(|d| d.get(usize::try_from(axis).ok()?));
+                    if mask_dims.len() != 1 || size != Some(&mask_dims[0]) {
+                        return refuse();
+                    }
+                    flow.gathers
+                        .push((node.output[0].clone(), GatherKind::Axis(axis as usize)));
+                    todo.push(step(axis as usize, rank as usize, false));
+                }
+                _ if UNARY.contains(&op) && !t.coords && node.output.len() == 1 => {
+                    todo.push(step(t.axis, t.rank, false))
+                }
+                _ if BINARY.contains(&op) && !t.coords && node.input.len() == 2 => {
+                    let other = &node.input[1 - slot];
+                    let Some(o) = static_dims(view.shapes, other) else {
+                        return refuse();
+                    };
+                    // The other operand, right-aligned, must not vary along the padded axis;
+                    // a padded divisor or exponent (0 in the padding) is refused.
+                    let at = t.axis as i64 - (t.rank as i64 - o.len() as i64);
+                    let varies = at >= 0 && o.get(at as usize).is_some_and(|&d| d != 1);
+                    if varies || o.len() > t.rank || (matches!(op, "Div" | "Pow") && slot == 1) {
+                        return refuse();
+                    }
+                    todo.push(step(t.axis, t.rank, false));
+                }
+                _ => return refuse(),
+            }
+        }
+    }
+    Ok(flow)
+}

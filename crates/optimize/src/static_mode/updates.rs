@@ -1,0 +1,226 @@
+//! What a masked write's updates U are, seen through the exporters' wrapping (crate::static_mode::writes).
+
+use super::static_dims;
+use crate::graph::int_attr;
+use crate::trace::{trace, View};
+
+/// The updates of a masked write, in the form the Where rewrite needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Updates {
+    /// U lists the values in selection order: `flatten(tensor)` (fixed shape, or not: then
+    /// the dynamic scan reports it).
+    Listed(String),
+    /// `U[j] = flatten(Expand(value, tail))[j mod |tail|]`.
+    Periodic { value: String, tail: Vec<i64> },
+    /// `U = flatten(op(rows, other))` (or `op(other, rows)`) where rows are the selected rows
+    /// of the data itself, in the write mask's order.
+    Elementwise {
+        op: &'static str,
+        other: String,
+        rows_first: bool,
+    },
+}
+
+impl Updates {
+    pub fn text(&self) -> String {
+        match self {
+            Updates::Listed(t) => format!("U = {t}"),
+            Updates::Periodic { value, .. } => format!("U = {value} repeated"),
+            Updates::Elementwise { op, other, .. } => format!("{op}(X, {other})"),
+        }
+    }
+}
+
+/// Ops of two operands that `x[m] op= v` exports.
+const ELEMENTWISE: &[(&str, &str)] = &[
+    ("Add", "Add"),
+    ("Sub", "Sub"),
+    ("Mul", "Mul"),
+    ("Div", "Div"),
+];
+
+/// U of `ScatterND(data, coordinates of mask, U)`, where `dims` is data's (= mask's) shape.
+pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[i64]) -> Updates {
+    let mut current = u.to_string();
+    let mut flattened = false;
+    for _ in 0..8 {
+        let Some(node) = view.producer(&current) else {
+            break;
+        };
+        let op = node.op_type.as_deref().unwrap_or("");
+        if !view.is_op(node, op) || node.input.is_empty() {
+            break;
+        }
+        let next = match op {
+            // Slice(W, [0], end) along axis 0 with step 1 reads W's first elements.
+            "Slice" if node.input.len() >= 3 => {
+                let ints = |slot: usize| {
+                    node.input
+                        .get(slot)
+                        .filter(|n| !n.is_empty())
+                        .map(|n| view.index.const_ints(view.graph, n))
+                };
+                let starts_at_zero = ints(1) == Some(Some(vec![0]));
+                let axis_zero = ints(3).is_none_or(|a| a == Some(vec![0]));
+                let step_one = ints(4).is_none_or(|s| s == Some(vec![1]));
+                (starts_at_zero && axis_zero && step_one).then(|| node.input[0].clone())
+            }
+            "Reshape" if node.input.len() == 2 => {
+                let flat = view.index.const_ints(view.graph, &node.input[1]) == Some(vec![-1]);
+                flattened |= flat;
+                flat.then(|| node.input[0].clone())
+            }
+            _ => None,
+        };
+        match next {
+            Some(n) => current = n,
+            None => break,
+        }
+    }
+    let listed = || {
+        if flattened && static_dims(view.shapes, &current).is_some() {
+            Updates::Listed(current.clone())
+        } else {
+            Updates::Listed(u.to_string())
+        }
+    };
+    if !flattened {
+        return listed();
+    }
+    let mut base = current.clone();
+    let mut tail = None;
+    if let Some(expand) = view
+        .producer(&current)
+        .filter(|n| view.is_op(n, "Expand") && n.input.len() == 2)
+    {
+        if let Some(t) = expanded_tail(view, &expand.input[1]) {
+            base = expand.input[0].clone();
+            tail = Some(t);
+        }
+    }
+    if let Some(e) = elementwise(view, &base, data, mask, dims) {
+        // Expand of the rows to [count, row shape] is the rows themselves wherever the original
+        // runs (see docs/static.md); another tail is not.
+        let row_tail = tail
+            .as_deref()
+            .is_none_or(|t| dims.ends_with(t) && !t.is_empty() || t.is_empty());
+        if row_tail {
+            return e;
+        }
+    }
+    if let (Some(tail), Some(value_dims)) = (tail, static_dims(view.shapes, &base)) {
+        let broadcasts = value_dims.len() <= tail.len()
+            && value_dims
+                .iter()
+                .rev()
+                .zip(tail.iter().rev())
+                .all(|(&v, &t)| v == 1 || v == t);
+        if broadcasts && tail.iter().all(|&t| t > 0) {
+            return Updates::Periodic { value: base, tail };
+        }
+    }
+    listed()
+}
+
+/// The fixed sizes after the first of an Expand's shape `Concat(count, s1, s2, ..)`.
+fn expanded_tail(view: &View, shape: &str) -> Option<Vec<i64>> {
+    let concat = view.producer(shape).filter(|n| view.is_op(n, "Concat"))?;
+    if int_attr(concat, "axis").ok()?.unwrap_or(0) != 0 {
+        return None;
+    }
+    let mut pieces = vec![];
+    for (slot, input) in concat.input.iter().enumerate() {
+        if slot == 0 {
+            // The count: any one value.
+            (static_dims(view.shapes, input)? == [1]).then_some(())?;
+            continue;
+        }
+        for v in view.shapes.values(input)? {
+            pieces.push(v.as_static()?);
+        }
+    }
+    Some(pieces)
+}
+
+/// `op(GatherND(data, coordinates of m), other)` with the write mask selecting m's rows whole.
+fn elementwise(view: &View, name: &str, data: &str, mask: &str, dims: &[i64]) -> Option<Updates> {
+    let node = view.producer(name)?;
+    let op = ELEMENTWISE.iter().find(|(o, _)| view.is_op(node, o))?.1;
+    if node.input.len() != 2 {
+        return None;
+    }
+    let (rows_first, rows, other) = match (
+        gathered_mask(view, &node.input[0], data),
+        gathered_mask(view, &node.input[1], data),
+    ) {
+        (Some(m), None) => (true, m, &node.input[1]),
+        (None, Some(m)) => (false, m, &node.input[0]),
+        _ => return None,
+    };
+    let row_rank = static_dims(view.shapes, &rows)?.len();
+    let other_dims = static_dims(view.shapes, other)?;
+    // The other operand broadcasts within a row, never along the selection.
+    let within_row = other_dims.len() <= dims.len() - row_rank
+        && other_dims
+            .iter()
+            .rev()
+            .zip(dims.iter().rev())
+            .all(|(&o, &d)| o == 1 || o == d);
+    (within_row && selects_rows(view, mask, &rows, row_rank, dims)).then(|| Updates::Elementwise {
+        op,
+        other: other.clone(),
+        rows_first,
+    })
+}
+
+/// The mask m when `name` is `GatherND(data, coordinates of m)` with m the leading dims of data.
+fn gathered_mask(view: &View, name: &str, data: &str) -> Option<String> {
+    let g = view
+        .producer(name)
+        .filter(|n| view.is_op(n, "GatherND") && n.input.len() == 2)?;
+    if g.input[0] != data || int_attr(g, "batch_dims").ok()?.unwrap_or(0) != 0 {
+        return None;
+    }
+    let t = trace(view, &g.input[1]).filter(|t| !t.squeezed)?;
+    let data_dims = static_dims(view.shapes, data)?;
+    let mask_dims = static_dims(view.shapes, &t.mask)?;
+    data_dims.starts_with(&mask_dims).then_some(t.mask)
+}
+
+/// True when the write mask is the row mask `rows` expanded over each row:
+/// `Expand(Unsqueeze(rows, trailing axes), Shape(data) or data's dims)`, or `rows` itself.
+fn selects_rows(view: &View, mask: &str, rows: &str, row_rank: usize, dims: &[i64]) -> bool {
+    if mask == rows {
+        return row_rank == dims.len();
+    }
+    let Some(expand) = view
+        .producer(mask)
+        .filter(|n| view.is_op(n, "Expand") && n.input.len() == 2)
+    else {
+        return false;
+    };
+    let Some(unsqueeze) = view
+        .producer(&expand.input[0])
+        .filter(|n| view.is_op(n, "Unsqueeze"))
+    else {
+        return false;
+    };
+    let rank = dims.len() as i64;
+    let axes = view.axes(unsqueeze, "axes", 1).map(|a| {
+        let mut a: Vec<i64> = a
+            .iter()
+            .map(|&x| if x < 0 { x + rank } else { x })
+            .collect();
+        a.sort_unstable();
+        a
+    });
+    let trailing: Vec<i64> = (row_rank as i64..rank).collect();
+    let shape_is_data = view.shapes.values(&expand.input[1]).is_some_and(|v| {
+        v.iter()
+            .map(|d| d.as_static())
+            .collect::<Option<Vec<i64>>>()
+            .as_deref()
+            == Some(dims)
+    });
+    unsqueeze.input[0] == rows && axes.as_deref() == Some(trailing.as_slice()) && shape_is_data
+}

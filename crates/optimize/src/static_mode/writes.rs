@@ -1,0 +1,139 @@
+//! Masked writes without coordinates: `ScatterND(X, coordinates of M, U)`, where M has X's shape
+//! (torch's `x[m] = v`, `x[m] += v`, `masked_fill`, `index_put`, `masked_scatter`), writes the
+//! k-th selected element of X with `U[k]`. The same in fixed shapes:
+//!
+//! ```text
+//! k = CumSum(selected)                     1 + the rank of each selected element
+//! V = Gather(Concat(X[0:1], U), k)          U[k - 1] at selected elements
+//! Y = Where(selected, V, X)                 (reduction r: Where(selected, r(X, V), X))
+//! ```
+//!
+//! Exact where the original runs: U has exactly nnz elements there. It fails where the original
+//! fails for U too short (a selected k past U's end), and the leading X[0] makes an empty U with
+//! an empty selection valid, as it is for ScatterND. X and U must have one type for both.
+//!
+//! U is read through what exporters wrap it in ([`updates`]): `Slice(W, 0, nnz)` and
+//! `Reshape(W, [-1])` read W itself; `Expand(v, [count, tail])` of a value is periodic
+//! (`U[j] = v[j mod |tail|]`, torch's `x[m] = v`); and an elementwise op of the selected rows
+//! themselves (`x[m] += v`: `GatherND(X, coordinates of m) + v`) is the same op on X, written
+//! where the mask is: `Where(M, X + v, X)`.
+
+use super::emit::{int_attr, Emitter};
+use super::mask::Selection;
+use super::static_dims;
+use super::updates::{updates, Updates};
+use crate::graph::{attr, describe};
+use crate::trace::{trace, View};
+
+/// One `ScatterND` at the coordinates of a mask of the data's shape.
+pub struct MaskedWrite {
+    pub node: usize,
+    data: String,
+    mask: String,
+    updates: Updates,
+    /// The elementwise op of ScatterND's `reduction` (`None`: plain writes).
+    combine: Option<&'static str>,
+    mask_type: i32,
+    dims: Vec<i64>,
+    pub line: String,
+}
+
+/// ScatterND's `reduction` attribute as the op that combines old and new values.
+fn combine(node: &nonzero_proto::onnx::NodeProto) -> Result<Option<&'static str>, ()> {
+    let Some(a) = attr(node, "reduction") else {
+        return Ok(None);
+    };
+    match a.s.as_deref() {
+        Some(b"none") => Ok(None),
+        Some(b"add") => Ok(Some("Add")),
+        Some(b"mul") => Ok(Some("Mul")),
+        Some(b"max") => Ok(Some("Max")),
+        Some(b"min") => Ok(Some("Min")),
+        _ => Err(()),
+    }
+}
+
+/// The first masked write in the graph.
+pub fn find(view: &View) -> Option<MaskedWrite> {
+    view.graph.node.iter().enumerate().find_map(|(i, node)| {
+        if !view.is_op(node, "ScatterND") || node.input.len() != 3 || node.output.len() != 1 {
+            return None;
+        }
+        let combine = combine(node).ok()?;
+        let traced = trace(view, &node.input[1])?;
+        let data = &node.input[0];
+        let dims = static_dims(view.shapes, data)?;
+        let mask_dims = static_dims(view.shapes, &traced.mask)?;
+        if traced.squeezed || mask_dims != dims || dims.is_empty() {
+            return None;
+        }
+        let mask_type = view.shapes.get(&traced.mask).elem_type?;
+        let updates = updates(view, &node.input[2], data, &traced.mask, &dims);
+        Some(MaskedWrite {
+            node: i,
+            line: format!(
+                "masked write: ScatterND {} at the coordinates of {} became Where({}, {}, {data})",
+                describe(node),
+                traced.mask,
+                traced.mask,
+                updates.text()
+            ),
+            data: data.clone(),
+            mask: traced.mask,
+            updates,
+            combine,
+            mask_type,
+            dims,
+        })
+    })
+}
+
+impl MaskedWrite {
+    /// Writes the Where form; its last node outputs `output` (the ScatterND's output).
+    pub fn emit(&self, e: &mut Emitter, output: &str) -> Option<()> {
+        let numel: i64 = self.dims.iter().product();
+        let selection = Selection::of(e, &self.mask, self.mask_type, numel)?;
+        let data = e.reshape(&self.data, &[numel]);
+        let mut values = match &self.updates {
+            Updates::Listed(list) => {
+                let rank = selection.running_count(e);
+                let first = e.slice1(&data, 0, 1);
+                let list = e.reshape(list, &[-1]);
+                let padded = e.concat(&[&first, &list], 0);
+                e.op("Gather", &[&padded, &rank], vec![int_attr("axis", 0)])
+            }
+            Updates::Periodic { value, tail } => {
+                let rank = selection.running_count(e);
+                let period: i64 = tail.iter().product();
+                let tail = e.ints(tail);
+                let pattern = e.op("Expand", &[value, &tail], vec![]);
+                let pattern = e.reshape(&pattern, &[period]);
+                let one = e.scalar(1);
+                let before = e.binary("Sub", &rank, &one);
+                let period = e.scalar(period);
+                let at = e.binary("Mod", &before, &period);
+                e.op("Gather", &[&pattern, &at], vec![int_attr("axis", 0)])
+            }
+            Updates::Elementwise {
+                op,
+                other,
+                rows_first,
+            } => {
+                let (a, b) = if *rows_first {
+                    (self.data.as_str(), other.as_str())
+                } else {
+                    (other.as_str(), self.data.as_str())
+                };
+                let full = e.binary(op, a, b);
+                e.reshape(&full, &[numel])
+            }
+        };
+        if let Some(op) = self.combine {
+            values = e.binary(op, &data, &values);
+        }
+        let written = e.where_(&selection.selected, &values, &data);
+        e.reshape(&written, &self.dims);
+        e.finish_as(output);
+        Some(())
+    }
+}
