@@ -36,6 +36,16 @@ pub fn find(view: &View) -> Option<CountUse> {
             return None;
         }
         let input = &node.input[0];
+        // The dynamo exporter's Expand(p, Shape(Max(p))) is p itself, not a use of the count:
+        // the tracer and the padding follow it whole.
+        let only_expands = view
+            .index
+            .readers_of(&node.output[0])
+            .iter()
+            .all(|&(r, slot)| slot == 1 && view.is_op(&view.graph.node[r], "Expand"));
+        if shape && only_expands && !view.index.graph_outputs.contains(&node.output[0]) {
+            return None;
+        }
         let (mask, dims) = match trace(view, input) {
             Some(t) if t.squeezed => (t.mask, vec![Size::Count]),
             Some(t) => (t.mask, vec![Size::Count, Size::Fixed(t.mask_rank as i64)]),

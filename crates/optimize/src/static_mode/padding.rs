@@ -94,6 +94,16 @@ fn column_step(view: &View, node: &NodeProto, op: &str) -> Option<usize> {
             let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
             matches!(axis, 1 | -1).then_some(2)
         }
+        "Slice" if node.input.len() >= 4 => {
+            let ints = |slot: usize| match node.input.get(slot).filter(|n| !n.is_empty()) {
+                Some(n) => view.index.const_ints(view.graph, n),
+                None => Some(vec![1]),
+            };
+            let (starts, ends, axes, steps) = (ints(1)?, ints(2)?, ints(3)?, ints(4)?);
+            let one_column =
+                matches!((starts.as_slice(), ends.as_slice()), ([s], [e]) if *s >= 0 && e - s == 1);
+            (one_column && matches!(axes.as_slice(), [1] | [-1]) && steps == [1]).then_some(2)
+        }
         "Gather" if node.input.len() == 2 => {
             let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
             let index = view.shapes.values(&node.input[1])?;
@@ -102,6 +112,31 @@ fn column_step(view: &View, node: &NodeProto, op: &str) -> Option<usize> {
         }
         _ => None,
     }
+}
+
+/// True when `shape` is `Shape(q)` with q = `p` or Max/Min/Identity of one input `p`, and
+/// every reader of `shape` is an `Expand(p, shape)`: each such Expand returns p.
+fn shape_of_self(view: &View, shape: &str, p: &str) -> bool {
+    let Some(node) = view
+        .producer(shape)
+        .filter(|n| view.is_op(n, "Shape") && n.input.len() == 1)
+    else {
+        return false;
+    };
+    let whole = int_attr(node, "start").ok().flatten().unwrap_or(0) == 0
+        && int_attr(node, "end").ok().flatten().is_none();
+    let source = |q: &str| {
+        let unary = view.producer(q).filter(|n| {
+            matches!(n.op_type.as_deref(), Some("Max" | "Min" | "Identity")) && n.input.len() == 1
+        });
+        unary.map_or(q.to_string(), |n| n.input[0].clone())
+    };
+    let origin = source(&node.input[0]);
+    let expands = view.index.readers_of(shape).iter().all(|&(r, slot)| {
+        let reader = &view.graph.node[r];
+        slot == 1 && view.is_op(reader, "Expand") && source(&reader.input[0]) == origin
+    });
+    whole && expands && (origin == p || source(p) == origin)
 }
 
 /// Follows the padded NonZero output `coordinates` (`[r, C]`, padded along axis 1) of a mask of
@@ -160,7 +195,17 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                 "Identity" | "Cast" if node.output.len() == 1 => {
                     todo.push(step(t.axis, t.rank, t.coords))
                 }
-                "Split" | "Gather" if slot == 0 && coords_2d => {
+                // Max and Min of one input return it.
+                "Max" | "Min" if node.input.len() == 1 => todo.push(step(t.axis, t.rank, t.coords)),
+                // The dynamo exporter's Expand(p, Shape(Max(p))) is p: the Shape's only readers
+                // are such Expands, and each Expand is p again.
+                "Shape" if shape_of_self(view, &node.output[0], &t.name) => {}
+                "Expand"
+                    if node.input.len() == 2 && shape_of_self(view, &node.input[1], &t.name) =>
+                {
+                    todo.push(step(t.axis, t.rank, t.coords))
+                }
+                "Split" | "Gather" | "Slice" if slot == 0 && coords_2d => {
                     let Some(rank) = column_step(view, node, op) else {
                         return refuse();
                     };

@@ -122,8 +122,12 @@ pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[i64]) -> Up
     listed()
 }
 
-/// The fixed sizes after the first of an Expand's shape `Concat(count, s1, s2, ..)`.
+/// The fixed sizes after the first of an Expand's shape `Concat(count, s1, s2, ..)`, or none
+/// when the shape is the one count itself.
 fn expanded_tail(view: &View, shape: &str) -> Option<Vec<i64>> {
+    if static_dims(view.shapes, shape)? == [1] {
+        return Some(vec![]);
+    }
     let concat = view.producer(shape).filter(|n| view.is_op(n, "Concat"))?;
     if int_attr(concat, "axis").ok()?.unwrap_or(0) != 0 {
         return None;
@@ -199,6 +203,10 @@ fn selects_rows(view: &View, mask: &str, rows: &str, row_rank: usize, dims: &[i6
     else {
         return false;
     };
+    if row_rank == dims.len() {
+        // Expand(rows, Shape(data)) of rows already of data's shape is rows.
+        return expand.input[0] == rows;
+    }
     let Some(unsqueeze) = view
         .producer(&expand.input[0])
         .filter(|n| view.is_op(n, "Unsqueeze"))
