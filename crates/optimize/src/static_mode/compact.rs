@@ -15,7 +15,7 @@
 
 use super::emit::{int_attr, Emitter};
 use super::mask::Selection;
-use super::padding::{Flow, GatherKind};
+use super::padding::{Flow, GatherKind, Reduction};
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::NodeProto;
 
@@ -129,6 +129,50 @@ pub fn emit_gather(
     Some(())
 }
 
+/// Rewrites a ReduceSum or ReduceMean over the padded axis to read the padding as the sum's
+/// identity (-0.0 or 0); a mean divides that sum by the count times the other reduced sizes.
+/// An empty selection gives +0, as ONNX Runtime's kernels give for both.
+/// Float sums and means are then equal to the original's up to rounding (the order of the
+/// additions differs), which static mode allows; integer sums are exact.
+pub fn emit_reduction(
+    e: &mut Emitter,
+    node: &NodeProto,
+    compacted: &Compacted,
+    reduction: &Reduction,
+    input_dims: &[i64],
+    data_type: i32,
+) -> Option<()> {
+    let mut shape = vec![1; reduction.rank];
+    shape[reduction.axis] = -1;
+    let valid = e.reshape(&compacted.valid, &shape);
+    let identity = e.sum_identity(data_type)?;
+    let masked = e.where_(&valid, &node.input[0], &identity);
+    let axes: Vec<i64> = reduction.axes.iter().map(|&a| a as i64).collect();
+    let mut result = e.reduce_sum(&masked, &axes, reduction.keepdims);
+    let none = e.scalar(0);
+    let empty = e.binary("Equal", &compacted.count, &none);
+    if node.op_type.as_deref() == Some("ReduceMean") {
+        let others: i64 = reduction
+            .axes
+            .iter()
+            .filter(|&&a| a != reduction.axis)
+            .map(|&a| input_dims.get(a).copied().filter(|&d| d >= 0))
+            .product::<Option<i64>>()?;
+        let others = e.scalar(others);
+        let one = e.scalar(1);
+        let count = e.where_(&empty, &one, &compacted.count);
+        let count = e.binary("Mul", &count, &others);
+        let to = DataType::try_from(data_type).ok()?;
+        let count = e.cast(&count, to);
+        result = e.binary("Div", &result, &count);
+    }
+    // ONNX Runtime sums (and averages) an empty selection to +0: so does this.
+    let zero = e.zero(data_type)?;
+    e.where_(&empty, &zero, &result);
+    e.finish_as(&node.output[0]);
+    Some(())
+}
+
 /// The count output of a padded graph output.
 pub fn count_output_type() -> i32 {
     DataType::Int64 as i32
@@ -137,5 +181,9 @@ pub fn count_output_type() -> i32 {
 /// Which padded outputs the flow reached (for reports).
 pub fn outputs_text(flow: &Flow) -> String {
     let names: Vec<&str> = flow.outputs.iter().map(|(n, _)| n.as_str()).collect();
-    names.join(", ")
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
 }

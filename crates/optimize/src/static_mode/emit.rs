@@ -134,6 +134,21 @@ impl Emitter {
         Some(self.initializer(elem_type, &[], vec![0; size]))
     }
 
+    /// The identity of a sum in `elem_type`: -0.0 for floats (so that a sum of -0.0 stays
+    /// -0.0), 0 for integers; `None` for strings and bool.
+    pub fn sum_identity(&mut self, elem_type: i32) -> Option<String> {
+        use DataType as T;
+        let mut raw = vec![0; element_size(elem_type)?];
+        match T::try_from(elem_type).ok()? {
+            T::Float | T::Double | T::Float16 | T::Bfloat16 => {
+                *raw.last_mut()? = 0x80;
+            }
+            T::Bool | T::Complex64 | T::Complex128 => return None,
+            _ => {}
+        }
+        Some(self.initializer(elem_type, &[], raw))
+    }
+
     pub fn cast(&mut self, x: &str, to: DataType) -> String {
         self.op("Cast", &[x], vec![int_attr("to", to as i64)])
     }
@@ -150,6 +165,16 @@ impl Emitter {
         }
         let axes = self.ints(axes);
         self.op("Unsqueeze", &[x, &axes], vec![])
+    }
+
+    /// ReduceSum over `axes`: an attribute before opset 13, an input from it.
+    pub fn reduce_sum(&mut self, x: &str, axes: &[i64], keepdims: bool) -> String {
+        let keep = int_attr("keepdims", i64::from(keepdims));
+        if self.opset < 13 {
+            return self.op("ReduceSum", &[x], vec![ints_attr("axes", axes), keep]);
+        }
+        let axes = self.ints(axes);
+        self.op("ReduceSum", &[x, &axes], vec![keep])
     }
 
     /// The sum of every element, as a scalar (ReduceSum with no axes reduces them all).

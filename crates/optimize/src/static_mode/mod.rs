@@ -227,9 +227,26 @@ fn fixed_capacity(
                     )
                 })
                 .collect();
-            Ok((dims, mask_type, flow, gathers))
+            let reductions: Vec<(padding::Reduction, Vec<i64>, i32)> = flow
+                .reductions
+                .iter()
+                .map(|r| {
+                    let node = index
+                        .producer_of(graph, &r.output)
+                        .expect("a reduction reached");
+                    let info = shapes.get(&node.input[0]);
+                    // The input's sizes, the padded one aside (its size is the capacity now).
+                    let sizes = info
+                        .dims
+                        .iter()
+                        .flatten()
+                        .map(|d| d.as_static().unwrap_or(-1));
+                    (r.clone(), sizes.collect(), info.elem_type.unwrap_or(0))
+                })
+                .collect();
+            Ok((dims, mask_type, flow, gathers, reductions))
         })();
-        let (dims, mask_type, flow, gathers) = match plan {
+        let (dims, mask_type, flow, gathers, reductions) = match plan {
             Ok(plan) => plan,
             Err(why) => {
                 known.insert(output, why);
@@ -255,7 +272,8 @@ fn fixed_capacity(
             compacted.capacity,
             compact::outputs_text(&flow)
         );
-        replace(graph, at, e);
+        let inputs = replace(graph, at, e);
+        crate::rewrite::remove_dead(graph, inputs);
         for (out, kind, rank, data_type) in gathers {
             let g = graph
                 .node
@@ -270,7 +288,28 @@ fn fixed_capacity(
                     describe(&gather)
                 )));
             }
-            replace(graph, g, e);
+            let inputs = replace(graph, g, e);
+            crate::rewrite::remove_dead(graph, inputs);
+        }
+        for (reduction, sizes, data_type) in reductions {
+            let at = graph
+                .node
+                .iter()
+                .position(|n| n.output.first() == Some(&reduction.output))
+                .expect("the reduction is still there");
+            let node = graph.node[at].clone();
+            let mut e = Emitter::new(graph, opset, &describe(&node));
+            let done =
+                compact::emit_reduction(&mut e, &node, &compacted, &reduction, &sizes, data_type);
+            if done.is_none() {
+                return Err(OptimizeError::Static(format!(
+                    "{} {}: no sum identity for its type, or a reduced size is not fixed",
+                    node.op_type.as_deref().unwrap_or(""),
+                    describe(&node)
+                )));
+            }
+            let inputs = replace(graph, at, e);
+            crate::rewrite::remove_dead(graph, inputs);
         }
         for (name, axis) in &flow.outputs {
             add_count_output(graph, name, *axis, &compacted)?;

@@ -74,6 +74,40 @@ pub struct Flow {
     pub gathers: Vec<(String, GatherKind)>,
     /// Graph outputs reached, with their padded axis.
     pub outputs: Vec<(String, usize)>,
+    /// Reductions over the padded axis, which read the padding masked by their identity.
+    pub reductions: Vec<Reduction>,
+}
+
+/// A `ReduceSum` or `ReduceMean` whose axes include the padded one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reduction {
+    /// The reduction's output (its node is found by it).
+    pub output: String,
+    /// The padded axis of its input, and the input's rank.
+    pub axis: usize,
+    pub rank: usize,
+    /// The reduced axes (normalized, sorted).
+    pub axes: Vec<usize>,
+    pub keepdims: bool,
+}
+
+/// The reduced axes of a reduction reading a rank-`rank` tensor, normalized and sorted; `None`
+/// when they are not constant.
+fn reduced_axes(view: &View, node: &NodeProto, rank: usize) -> Option<Vec<usize>> {
+    let axes = view.axes(node, "axes", 1);
+    let noop = int_attr(node, "noop_with_empty_axes").ok()?.unwrap_or(0) == 1;
+    let axes = match axes {
+        Some(a) if !a.is_empty() => a,
+        Some(_) | None if noop => return Some(vec![]),
+        _ => (0..rank as i64).collect(),
+    };
+    let mut axes: Vec<usize> = axes
+        .iter()
+        .map(|&a| usize::try_from(if a < 0 { a + rank as i64 } else { a }).ok())
+        .collect::<Option<_>>()?;
+    axes.sort_unstable();
+    axes.dedup();
+    axes.iter().all(|&a| a < rank).then_some(axes)
 }
 
 /// One padded tensor on the way: its padded axis, its rank, and whether it still holds
@@ -259,6 +293,33 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                     flow.gathers
                         .push((node.output[0].clone(), GatherKind::Axis(axis as usize)));
                     todo.push(step(axis as usize, rank as usize, false));
+                }
+                "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" if !t.coords => {
+                    let Some(axes) = reduced_axes(view, node, t.rank) else {
+                        return refuse();
+                    };
+                    let keepdims = int_attr(node, "keepdims").ok().flatten().unwrap_or(1) == 1;
+                    if !axes.contains(&t.axis) {
+                        // Other axes only: the padded axis stays (shifted by the dropped ones).
+                        let before = axes.iter().filter(|&&a| a < t.axis).count();
+                        let (axis, rank) = if keepdims {
+                            (t.axis, t.rank)
+                        } else {
+                            (t.axis - before, t.rank - axes.len())
+                        };
+                        todo.push(step(axis, rank, false));
+                    } else if matches!(op, "ReduceSum" | "ReduceMean") {
+                        flow.reductions.push(Reduction {
+                            output: node.output[0].clone(),
+                            axis: t.axis,
+                            rank: t.rank,
+                            axes,
+                            keepdims,
+                        });
+                    } else {
+                        // Max and min of an empty selection are not defined alike everywhere.
+                        return refuse();
+                    }
                 }
                 _ if UNARY.contains(&op) && !t.coords && node.output.len() == 1 => {
                     todo.push(step(t.axis, t.rank, false))
