@@ -315,7 +315,7 @@ fn fixed_capacity(
             add_count_output(graph, name, *axis, &compacted)?;
             summary
                 .count_outputs
-                .push((name.clone(), format!("{name}_count")));
+                .push((name.clone(), format!("{name}_count"), *axis));
         }
         summary.rewrites.push(("fixed-capacity".to_string(), line));
     }

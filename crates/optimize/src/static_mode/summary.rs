@@ -13,8 +13,8 @@ pub struct StaticReport {
     pub lowered: usize,
     /// (kind, line): `masked-write`, `count`, `fixed-capacity`.
     pub rewrites: Vec<(String, String)>,
-    /// Padded graph outputs and their `<name>_count` outputs.
-    pub count_outputs: Vec<(String, String)>,
+    /// Padded graph outputs: (name, its `<name>_count` output, the padded axis).
+    pub count_outputs: Vec<(String, String, usize)>,
 }
 
 fn dims_text(dims: &[i64]) -> String {
@@ -52,7 +52,7 @@ impl StaticReport {
                 self.lowered
             ));
         }
-        for (out, count) in &self.count_outputs {
+        for (out, count, _) in &self.count_outputs {
             lines.push(format!(
                 "static: output {out} padded; its count is the output {count}"
             ));
@@ -84,7 +84,13 @@ impl StaticReport {
         let counts: Vec<String> = self
             .count_outputs
             .iter()
-            .map(|(o, c)| format!("{}: {}", quote(o), quote(c)))
+            .map(|(o, c, axis)| {
+                format!(
+                    "{}: {{\"count\": {}, \"axis\": {axis}}}",
+                    quote(o),
+                    quote(c)
+                )
+            })
             .collect();
         format!(
             "{{\"input_shapes\": {{{}}}, \"capacity\": {}, \"lowered\": {}, \"rewrites\": [{}], \"count_outputs\": {{{}}}}}",

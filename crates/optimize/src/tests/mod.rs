@@ -8,6 +8,7 @@ mod guards;
 mod inference;
 mod inference_ops;
 mod readers;
+mod static_mode;
 mod validity;
 
 use crate::{optimize, Report};

@@ -1,0 +1,239 @@
+//! Static mode (crate::static_mode): what it refuses and why, what it writes. The values are
+//! checked on ONNX Runtime, OpenVINO and IREE by tests/python/test_static.py and tests/static.
+
+use super::*;
+use crate::{optimize_with, OptimizeError, Options, Reason};
+use nonzero_proto::onnx::tensor_proto::DataType;
+use std::collections::BTreeMap;
+
+fn static_options(shapes: &[(&str, &[i64])]) -> Options {
+    Options {
+        static_shapes: true,
+        input_shapes: shapes
+            .iter()
+            .map(|(n, d)| (n.to_string(), d.to_vec()))
+            .collect::<BTreeMap<_, _>>(),
+        ..Options::default()
+    }
+}
+
+/// `NonZero(x)` of a float `[n, 3]` input, as the graph output `y`.
+fn bare_nonzero(opset: i64) -> Vec<u8> {
+    let mut g = graph(
+        vec![node("NonZero", &["x"], &["y"], vec![])],
+        vec![value("x", DataType::Float, Some(&["n", "3"]))],
+        &["y"],
+        vec![],
+    );
+    g.output[0] = value("y", DataType::Int64, Some(&["2", "nnz"]));
+    model(g, opset)
+}
+
+fn static_error(bytes: &[u8], options: &Options) -> String {
+    match optimize_with(bytes, options) {
+        Err(OptimizeError::Static(why)) => why,
+        other => panic!("expected a static-mode error, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_input_needs_a_fixed_shape() {
+    let why = static_error(&bare_nonzero(17), &static_options(&[]));
+    assert!(
+        why.contains("input 'x' has symbolic sizes at axis 0 ('n')"),
+        "{why}"
+    );
+    assert!(why.contains("--input-shape"), "{why}");
+    let why = static_error(&bare_nonzero(17), &static_options(&[("z", &[2, 3])]));
+    assert!(
+        why.contains("the model has no input named 'z' (its inputs: x)"),
+        "{why}"
+    );
+    let why = static_error(&bare_nonzero(17), &static_options(&[("x", &[2])]));
+    assert!(why.contains("1 sizes given, but 'x' has rank 2"), "{why}");
+    let why = static_error(&bare_nonzero(17), &static_options(&[("x", &[2, 4])]));
+    assert!(
+        why.contains("size 4 at axis 1, but the model fixes it to 3"),
+        "{why}"
+    );
+}
+
+#[test]
+fn bad_options_are_refused_by_name() {
+    let mut options = static_options(&[("x", &[2, 3])]);
+    options.capacity = Some(0);
+    let why = static_error(&bare_nonzero(17), &options);
+    assert!(why.contains("capacity must be at least 1, got 0"), "{why}");
+    options.capacity = None;
+    options.nonzero_domain = true;
+    let why = static_error(&bare_nonzero(17), &options);
+    assert!(why.contains("choose one"), "{why}");
+}
+
+#[test]
+fn bare_nonzero_becomes_padded_coordinates_and_a_count() {
+    let mut options = static_options(&[("x", &[2, 3])]);
+    options.capacity = Some(4);
+    let (bytes, report) = optimize_with(&bare_nonzero(17), &options).expect("static");
+    let m = ModelProto::decode(bytes.as_slice()).unwrap();
+    let g = m.graph.as_ref().unwrap();
+    assert!(g
+        .node
+        .iter()
+        .all(|n| n.domain.as_deref().unwrap_or("") == ""));
+    assert!(!g
+        .node
+        .iter()
+        .any(|n| n.op_type.as_deref() == Some("NonZero")));
+    let outputs: Vec<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
+    assert_eq!(outputs, ["y", "y_count"]);
+    let declared = |i: usize| value_dims(&g.output[i]);
+    assert_eq!(
+        declared(0),
+        Some(vec![Some(2), Some(4)]),
+        "y padded to the capacity"
+    );
+    assert_eq!(declared(1), Some(vec![]), "y_count is a scalar");
+    let s = report.static_mode.as_ref().unwrap();
+    assert_eq!(
+        s.count_outputs,
+        [("y".to_string(), "y_count".to_string(), 1)]
+    );
+    assert_eq!(s.input_shapes, [("x".to_string(), vec![2, 3])]);
+    assert_eq!(report.nonzero_left(), 0);
+    let json = report.to_json();
+    assert!(
+        json.contains(r#""count_outputs": {"y": {"count": "y_count", "axis": 1}}"#),
+        "{json}"
+    );
+}
+
+/// The declared dims of a value info: fixed sizes as `Some`, others `None`.
+fn value_dims(vi: &ValueInfoProto) -> Option<Vec<Option<i64>>> {
+    use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as V;
+    let Some(type_proto::Value::TensorType(t)) = vi.r#type.as_ref()?.value.as_ref() else {
+        return None;
+    };
+    Some(
+        t.shape
+            .as_ref()?
+            .dim
+            .iter()
+            .map(|d| match d.value {
+                Some(V::DimValue(v)) => Some(v),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn below_opset_11_nonzero_stays_with_its_reason() {
+    let options = static_options(&[("x", &[2, 3])]);
+    let why = static_error(&bare_nonzero(10), &options);
+    assert!(why.contains("NonZero"), "{why}");
+    assert!(why.contains("opset-too-old"), "{why}");
+    let mut allowed = options.clone();
+    allowed.allow_dynamic = true;
+    let (bytes, report) = optimize_with(&bare_nonzero(10), &allowed).expect("allowed");
+    assert_eq!(report.left[0].reason, Reason::OpsetTooOld);
+    let m = ModelProto::decode(bytes.as_slice()).unwrap();
+    assert_eq!(
+        m.opset_import[0].version,
+        Some(10),
+        "the opset is never raised"
+    );
+    assert!(main_listing(&m).contains(&"NonZero(x)->y".to_string()));
+}
+
+#[test]
+fn a_count_output_name_in_use_is_an_error() {
+    let g = graph(
+        vec![
+            node("NonZero", &["x"], &["y"], vec![]),
+            node("Relu", &["x"], &["y_count"], vec![]),
+        ],
+        vec![value("x", DataType::Float, Some(&["2", "3"]))],
+        &["y", "y_count"],
+        vec![],
+    );
+    let why = static_error(&model(g, 17), &static_options(&[]));
+    assert!(why.contains("already has a tensor named y_count"), "{why}");
+}
+
+#[test]
+fn unsafe_readers_and_value_dependent_ops_are_named() {
+    // The coordinates' maximum reads the padding: refused. NonMaxSuppression's output count
+    // and a Reshape to a shape taken from an input's values are data-dependent.
+    let g = graph(
+        vec![
+            node("NonZero", &["x"], &["nz"], vec![]),
+            node("ReduceMax", &["nz"], &["top"], vec![int("keepdims", 0)]),
+            node("Reshape", &["x", "shape"], &["r"], vec![]),
+            node("NonMaxSuppression", &["boxes", "scores"], &["sel"], vec![]),
+        ],
+        vec![
+            value("x", DataType::Float, Some(&["2", "3"])),
+            value("shape", DataType::Int64, Some(&["1"])),
+            value("boxes", DataType::Float, Some(&["1", "4", "4"])),
+            value("scores", DataType::Float, Some(&["1", "1", "4"])),
+        ],
+        &["top", "r", "sel"],
+        vec![],
+    );
+    let why = static_error(&model(g, 17), &static_options(&[]));
+    assert!(why.contains("3 nodes are still dynamic"), "{why}");
+    assert!(why.contains("NonZero"), "{why}");
+    assert!(why.contains("padding-unsafe"), "{why}");
+    assert!(why.contains("ReduceMax"), "{why}");
+    assert!(why.contains("Reshape"), "{why}");
+    assert!(why.contains("value-dependent-shape"), "{why}");
+    assert!(why.contains("NonMaxSuppression"), "{why}");
+    assert!(why.contains("data-dependent"), "{why}");
+}
+
+#[test]
+fn library_ops_are_lowered_and_the_domain_goes() {
+    // x[m] through GatherND: the default mode writes nonzero.BooleanMask and its function;
+    // static mode on that output lowers it back and leaves standard ops only.
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["idx"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["x", "idx"], &["y"], vec![]),
+        ],
+        vec![
+            value("x", DataType::Float, Some(&["n", "4"])),
+            value("m", DataType::Bool, Some(&["n"])),
+        ],
+        &["y"],
+        vec![],
+    );
+    let (rewritten, _) = optimize_with(&model(g, 17), &Options::default()).unwrap();
+    let first = ModelProto::decode(rewritten.as_slice()).unwrap();
+    assert!(main_listing(&first)
+        .iter()
+        .any(|l| l.starts_with("nonzero.BooleanMask")));
+    let options = static_options(&[("x", &[5, 4]), ("m", &[5])]);
+    let (bytes, report) = optimize_with(&rewritten, &options).unwrap();
+    let m = ModelProto::decode(bytes.as_slice()).unwrap();
+    assert_eq!(report.static_mode.as_ref().unwrap().lowered, 1);
+    assert!(m.functions.is_empty());
+    assert!(m
+        .opset_import
+        .iter()
+        .all(|o| o.domain.as_deref().unwrap_or("") == ""));
+    let listing = main_listing(&m);
+    assert!(listing
+        .iter()
+        .all(|l| !l.starts_with("nonzero.") && !l.starts_with("NonZero")));
+    let outputs: Vec<&str> = m
+        .graph
+        .as_ref()
+        .unwrap()
+        .output
+        .iter()
+        .filter_map(|o| o.name.as_deref())
+        .collect();
+    assert_eq!(outputs, ["y", "y_count"]);
+}
