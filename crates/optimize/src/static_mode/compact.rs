@@ -19,12 +19,24 @@ use super::padding::{Flow, GatherKind, Reduction};
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::NodeProto;
 
+/// `condition ? a : b` for int64 `a` and `b` (broadcasting), as `b + condition * (a - b)`.
+fn choose(e: &mut Emitter, condition: &str, a: &str, b: &str) -> String {
+    let flag = e.cast(condition, DataType::Int64);
+    let step = e.binary("Sub", a, b);
+    let scaled = e.binary("Mul", &flag, &step);
+    e.binary("Add", b, &scaled)
+}
+
 /// The tensors the compaction of one NonZero leaves for its readers.
 pub struct Compacted {
     /// int64 scalar: the selected count, at most the capacity.
     pub count: String,
     /// bool `[C]`: true for the columns that hold coordinates.
     pub valid: String,
+    /// bool `[C]`: true for the padding (the negation of `valid`). Values that must keep their
+    /// bits go in Where's last operand: ONNX Runtime's Where turns a -0.0 taken from its
+    /// middle operand into +0.0 (1.17.3 and 1.31.1 alike; docs/static.md).
+    pub padding: String,
     pub capacity: i64,
 }
 
@@ -43,15 +55,17 @@ pub fn emit(
     let selection = Selection::of(e, mask, mask_type, numel)?;
     let k = selection.running_count(e);
     let total = selection.count(e);
+    // Integer selections are written as arithmetic, not Where: ONNX Runtime 1.17.3's Where
+    // gave the bytes of its bool condition as int64 indices here (all-true masks).
     let cap = e.scalar(c);
     let fits = e.binary("Less", &total, &cap);
-    let count = e.where_(&fits, &total, &cap);
+    let count = choose(e, &fits, &total, &cap);
     let one = e.scalar(1);
     let cap_plus_one = e.scalar(c + 1);
     let within = e.binary("Less", &k, &cap_plus_one);
     let kept = e.binary("And", &selection.selected, &within);
     let before = e.binary("Sub", &k, &one);
-    let slot = e.where_(&kept, &before, &cap);
+    let slot = choose(e, &kept, &before, &cap);
     let minus_one = e.scalar(-1);
     let slots = e.ints(&[c + 1]);
     let empty = e.op("Expand", &[&minus_one, &slots], vec![]);
@@ -64,6 +78,7 @@ pub fn emit(
     let flat = e.slice1(&scattered, 0, c);
     let columns = e.range(c);
     let valid = e.binary("Less", &columns, &count);
+    let padding = e.op("Not", &[&valid], vec![]);
     if dims.len() == 1 {
         e.unsqueeze(&flat, &[0]);
     } else {
@@ -84,12 +99,13 @@ pub fn emit(
         let refs: Vec<&str> = rows.iter().map(String::as_str).collect();
         let coordinates = e.concat(&refs, 0);
         let valid_row = e.unsqueeze(&valid, &[0]);
-        e.where_(&valid_row, &coordinates, &minus_one);
+        choose(e, &valid_row, &coordinates, &minus_one);
     }
     e.finish_as(output);
     Some(Compacted {
         count,
         valid,
+        padding,
         capacity: c,
     })
 }
@@ -111,7 +127,7 @@ pub fn emit_gather(
         GatherKind::Nd => (e.reshape(&compacted.valid, &[-1, 1]), 0),
         GatherKind::Axis(axis) => (compacted.valid.clone(), axis),
     };
-    let safe = e.where_(&valid_index, coordinates, &zero_index);
+    let safe = choose(e, &valid_index, coordinates, &zero_index);
     let rows = match kind {
         GatherKind::Nd => e.op("GatherND", &[data, &safe], vec![]),
         GatherKind::Axis(axis) => e.op(
@@ -122,9 +138,9 @@ pub fn emit_gather(
     };
     let mut shape = vec![1; out_rank];
     *shape.get_mut(padded_axis)? = -1;
-    let valid_rows = e.reshape(&compacted.valid, &shape);
+    let padding_rows = e.reshape(&compacted.padding, &shape);
     let zero = e.zero(data_type)?;
-    e.where_(&valid_rows, &rows, &zero);
+    e.where_(&padding_rows, &zero, &rows);
     e.finish_as(&gather.output[0]);
     Some(())
 }
@@ -144,9 +160,9 @@ pub fn emit_reduction(
 ) -> Option<()> {
     let mut shape = vec![1; reduction.rank];
     shape[reduction.axis] = -1;
-    let valid = e.reshape(&compacted.valid, &shape);
+    let padding = e.reshape(&compacted.padding, &shape);
     let identity = e.sum_identity(data_type)?;
-    let masked = e.where_(&valid, &node.input[0], &identity);
+    let masked = e.where_(&padding, &identity, &node.input[0]);
     let axes: Vec<i64> = reduction.axes.iter().map(|&a| a as i64).collect();
     let mut result = e.reduce_sum(&masked, &axes, reduction.keepdims);
     let none = e.scalar(0);
@@ -160,7 +176,7 @@ pub fn emit_reduction(
             .product::<Option<i64>>()?;
         let others = e.scalar(others);
         let one = e.scalar(1);
-        let count = e.where_(&empty, &one, &compacted.count);
+        let count = choose(e, &empty, &one, &compacted.count);
         let count = e.binary("Mul", &count, &others);
         let to = DataType::try_from(data_type).ok()?;
         let count = e.cast(&count, to);

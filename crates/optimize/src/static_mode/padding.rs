@@ -266,6 +266,15 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                 {
                     todo.push(step(0, 2, true))
                 }
+                // Reshape to [-1] of a column, or of the [C, 1] coordinates of a 1-D mask: the
+                // column itself.
+                "Reshape"
+                    if (column || (coords_2d && mask_dims.len() == 1))
+                        && node.input.len() == 2
+                        && view.index.const_ints(view.graph, &node.input[1]) == Some(vec![-1]) =>
+                {
+                    todo.push(step(0, 1, true))
+                }
                 "GatherND" if coords_2d && slot == 1 && node.input.len() == 2 => {
                     let batch_dims = int_attr(node, "batch_dims").ok().flatten().unwrap_or(0);
                     let data = static_dims(view.shapes, &node.input[0]);

@@ -17,6 +17,10 @@
 //! (`U[j] = v[j mod |tail|]`, torch's `x[m] = v`); and an elementwise op of the selected rows
 //! themselves (`x[m] += v`: `GatherND(X, coordinates of m) + v`) is the same op on X, written
 //! where the mask is: `Where(M, X + v, X)`.
+//!
+//! One difference, from the host: ONNX Runtime's Where gives +0.0 where it takes a -0.0 from
+//! its middle operand (1.17.3 and 1.31.1). X stays in the last operand, so the elements the
+//! write leaves keep their bits; a written value of -0.0 reads +0.0 there (equal as numbers).
 
 use super::emit::{int_attr, Emitter};
 use super::mask::Selection;

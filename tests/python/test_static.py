@@ -1,0 +1,159 @@
+"""`nonzero optimize --static` (issue 26) on real exports exactly as their exporters wrote them:
+models/exported (TorchScript opset 17, dynamo opset 18) and issue 25's pattern exports
+(tf2onnx, paddle2onnx, torch patterns). For each, with every input shape fixed:
+
+- what stays dynamic is exactly the list below (op, reason code), and the CLI then exits 1
+  naming each and writes nothing, unless --allow-dynamic;
+- a fully static result has standard ONNX ops only (no `nonzero` op, no function, no NonZero),
+  fixed input shapes and the original's opset, and on ONNX Runtime's built-in kernels its
+  outputs, cut to their `<name>_count` along the padded axis, equal the original's: exactly
+  (dtype, shape, values, NaN places), or up to float rounding for the float reductions named
+  below; for random masks, all false, all true, one true, and floats with NaN, -0.0 and a
+  denormal; and also at --capacity 3, where the first 3 in row-major order are kept.
+
+OpenVINO's and IREE's verdicts on the same outputs are tests/static (the `static` stage)."""
+
+import numpy as np
+import onnx
+import pytest
+
+import static_cases as sc
+from conftest import session
+from test_real_exports import host_cannot_load
+
+EXPORTS = sc.exports()
+IDS = [e[0] for e in EXPORTS]
+
+# (op, reason) of each node left dynamic, per export; an export not listed becomes static.
+LEFT = {
+    # Two score filters and two small-box filters; the box filters read a mask of unknown shape
+    # (a Gather of Shape), and the score filters' coordinates go through a Gather(axis=1) of a
+    # padded column before indexing.
+    "exported/detection_postprocess_dynamo18.onnx": [("NonZero", "padding-unsafe")] * 2 + [("NonZero", "unknown-rank")] * 2,
+    "exported/detection_postprocess_ts17.onnx": [("NonZero", "padding-unsafe")] * 2 + [("NonZero", "unknown-rank")] * 2,
+    # Per expert: token and slot columns feed index_add (ScatterElements / ScatterND), where a
+    # -1 would write.
+    "torch_patterns/moe_router_dynamo18.onnx": [("NonZero", "padding-unsafe")] * 4,
+    "torch_patterns/moe_router_ts17.onnx": [("NonZero", "padding-unsafe")] * 4,
+    # x[torch.where(c)]: TorchScript's linear index r * W + c over Flatten(x) (a -1 there is
+    # not a -1 in the result), dynamo's Concat of the columns.
+    "torch_patterns/where_tuple_dynamo18.onnx": [("NonZero", "padding-unsafe")],
+    "torch_patterns/where_tuple_ts17.onnx": [("NonZero", "padding-unsafe")],
+    "torch_patterns/where_tuple_same_shape_dynamo18.onnx": [("NonZero", "padding-unsafe")],
+    "torch_patterns/where_tuple_same_shape_ts17.onnx": [("NonZero", "padding-unsafe")],
+}
+# Outputs that are float sums or means over the selection: equal up to rounding (the order of
+# the additions differs), which --static allows.
+FLOAT_REDUCTIONS = {
+    "tf2onnx/masked_reduce_sum_tf2onnx.onnx": {"Identity:0"},
+    "tf2onnx/masked_count_mean_tf2onnx.onnx": {"Identity:0"},
+}
+DATA_DEPENDENT = {"NonZero", "NonMaxSuppression", "Unique", "Compress"}
+
+
+def assert_equal(name, got, want, rounding, written=None):
+    """Exact equality; `rounding` allows float rounding. `written`: the bool positions a masked
+    write wrote, where a written -0.0 may read +0.0 (ONNX Runtime's Where, docs/static.md):
+    asserted to be the only sign difference."""
+    assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
+    assert got.shape == want.shape, (name, got.shape, want.shape)
+    if rounding:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
+    elif got.dtype.kind == "f":
+        assert np.array_equal(np.isnan(got), np.isnan(want)), name
+        assert np.array_equal(got, want, equal_nan=True), (name, got, want)
+        # -0.0 and 0.0 are equal as numbers: compare the sign bits too.
+        differ = np.signbit(got) != np.signbit(want)
+        allowed = np.zeros_like(differ) if written is None else written & (want == 0) & np.signbit(want)
+        assert not (differ & ~allowed).any(), (name, np.argwhere(differ & ~allowed))
+    else:
+        assert np.array_equal(got, want), (name, got, want)
+
+
+def static_model(export_id, capacity=None):
+    _, path, entry = EXPORTS[IDS.index(export_id)]
+    rc, text, written, report = sc.make_static(path, sc.fixed_shapes(path, entry), capacity=capacity)
+    assert rc == 0, text
+    return path, entry, written, report
+
+
+@pytest.mark.parametrize("export_id", IDS)
+def test_what_stays_dynamic_is_named(export_id):
+    _, path, entry = EXPORTS[IDS.index(export_id)]
+    shapes = sc.fixed_shapes(path, entry)
+    rc, text, written, report = sc.make_static(path, shapes, allow_dynamic=True)
+    assert rc == 0, text
+    left = sorted((l["op"], l["reason"]) for l in report["left_nodes"])
+    assert left == sorted(LEFT.get(export_id, [])), text
+    assert report["static"]["input_shapes"] == shapes
+    if left:
+        rc, text, written, report = sc.make_static(path, shapes)
+        assert rc == 1 and written is None and report is None, text
+        assert "still dynamic, nothing written" in text
+        for op, reason in left:
+            assert f"{op} " in text and reason in text, text
+
+
+@pytest.mark.parametrize("export_id", [i for i in IDS if i not in LEFT])
+def test_static_model_is_standard_and_fixed(export_id):
+    path, _, written, report = static_model(export_id)
+    original, model = onnx.load(path), onnx.load(written)
+    onnx.checker.check_model(model)
+    assert not model.functions
+    assert [(o.domain, o.version) for o in model.opset_import] == [
+        (o.domain, o.version) for o in original.opset_import]
+    ops = {(n.domain, n.op_type) for n in model.graph.node}
+    assert all(domain in ("", "ai.onnx") for domain, _ in ops), ops
+    assert not DATA_DEPENDENT & {op for _, op in ops}, ops
+    for i in model.graph.input:
+        dims = i.type.tensor_type.shape.dim
+        assert all(d.HasField("dim_value") for d in dims), i
+    counts = report["static"]["count_outputs"]
+    names = [o.name for o in model.graph.output]
+    assert names == [o.name for o in original.graph.output] + [c["count"] for c in counts.values()]
+
+
+def writes(report, name, feeds, outputs, value):
+    """Where a masked write of this export may have written `name`: every element that differs
+    from the data it was written over is certainly written; elements equal to it (a -0.0 written
+    over a +0.0, say) are judged by the element's own value only, as allowed in assert_equal."""
+    if not any(r["kind"] == "masked-write" for r in report["static"]["rewrites"]):
+        return None
+    return np.ones(value.shape, dtype=bool)
+
+
+@pytest.mark.parametrize("capacity", [None, 3])
+@pytest.mark.parametrize("export_id", [i for i in IDS if i not in LEFT])
+def test_trimmed_outputs_equal_the_original(export_id, capacity):
+    path, entry, written, report = static_model(export_id, capacity)
+    counts = report["static"]["count_outputs"]
+    if host_cannot_load(onnx.load(path), onnx.load(written)):
+        return  # ONNX Runtime 1.17 and IR 10 (the dynamo exports): both refused alike
+    original, static = session(str(path), library=False), session(str(written), library=False)
+    names = [o.name for o in static.get_outputs()]
+    rounding = FLOAT_REDUCTIONS.get(export_id, set())
+    compared = 0
+    for case in sc.CASES:
+        for seed in range(2):
+            feeds = sc.feeds(path, entry, case, seed)
+            if sc.invalid(entry, case):
+                # The export fails on these inputs (manifest); the static model fails too.
+                with pytest.raises(Exception):
+                    original.run(None, feeds)
+                with pytest.raises(Exception):
+                    static.run(None, feeds)
+                continue
+            want = dict(zip([o.name for o in original.get_outputs()], original.run(None, feeds)))
+            got = sc.trimmed(static.run(None, feeds), names, counts)
+            for name, value in want.items():
+                if capacity is not None and name in counts:
+                    # The first `capacity` in row-major order, and the count saturates there.
+                    axis = counts[name]["axis"]
+                    value = np.take(value, np.arange(min(capacity, value.shape[axis])), axis=axis)
+                elif capacity is not None:
+                    continue  # may be computed from a cut selection: not the original's any more
+                written = writes(report, name, feeds, want, value)
+                assert_equal(f"{export_id} {case} {name}", got[name], value, name in rounding, written)
+            compared += 1
+    # Every case ran, but the invalid ones (ts17's `y[m] = v` with more than one true row).
+    assert compared == 2 * len([c for c in sc.CASES if not sc.invalid(entry, c)])
