@@ -80,7 +80,7 @@ fn bare_nonzero_becomes_padded_coordinates_and_a_count() {
     assert!(g
         .node
         .iter()
-        .all(|n| n.domain.as_deref().unwrap_or("") == ""));
+        .all(|n| n.domain.as_deref().unwrap_or("").is_empty()));
     assert!(!g
         .node
         .iter()
@@ -222,7 +222,7 @@ fn library_ops_are_lowered_and_the_domain_goes() {
     assert!(m
         .opset_import
         .iter()
-        .all(|o| o.domain.as_deref().unwrap_or("") == ""));
+        .all(|o| o.domain.as_deref().unwrap_or("").is_empty()));
     let listing = main_listing(&m);
     assert!(listing
         .iter()
