@@ -10,8 +10,8 @@
 //! ```
 //!
 //! Past the capacity C the first C in row-major order are kept and the count saturates at C.
-//! A `GatherND` of the padded coordinates reads row 0 at the padding (valid: the padding exists
-//! only when the mask, and so the data's leading dims, are not empty) and writes 0 there.
+//! A `GatherND` of the padded coordinates reads the last row at the padding (valid: the padding
+//! exists only when the mask, and so the data's leading dims, are not empty) and writes 0 there.
 
 use super::emit::{int_attr, Emitter};
 use super::mask::Selection;
@@ -31,8 +31,6 @@ fn choose(e: &mut Emitter, condition: &str, a: &str, b: &str) -> String {
 pub struct Compacted {
     /// int64 scalar: the selected count, at most the capacity.
     pub count: String,
-    /// bool `[C]`: true for the columns that hold coordinates.
-    pub valid: String,
     /// bool `[C]`: true for the padding (the negation of `valid`). Values that must keep their
     /// bits go in Where's last operand: ONNX Runtime's Where turns a -0.0 taken from its
     /// middle operand into +0.0 (1.17.3 and 1.31.1 alike; docs/static.md).
@@ -54,7 +52,7 @@ pub fn emit(
     let c = capacity.map_or(numel, |cap| cap.min(numel));
     let selection = Selection::of(e, mask, mask_type, numel)?;
     let k = selection.running_count(e);
-    let total = selection.count(e);
+    let total = selection.count_from(e, &k, numel);
     // Integer selections are written as arithmetic, not Where: ONNX Runtime 1.17.3's Where
     // gave the bytes of its bool condition as int64 indices here (all-true masks).
     let cap = e.scalar(c);
@@ -62,10 +60,19 @@ pub fn emit(
     let count = choose(e, &fits, &total, &cap);
     let one = e.scalar(1);
     let cap_plus_one = e.scalar(c + 1);
-    let within = e.binary("Less", &k, &cap_plus_one);
-    let kept = e.binary("And", &selection.selected, &within);
     let before = e.binary("Sub", &k, &one);
-    let slot = choose(e, &kept, &before, &cap);
+    // Kept: selected, and (under a capacity) among the first C. As int64 products, not And:
+    // ONNX Runtime 1.17.3 gave a stale And result on a session's later runs here.
+    let kept = if c < numel {
+        let within = e.binary("Less", &k, &cap_plus_one);
+        let within = e.cast(&within, DataType::Int64);
+        e.binary("Mul", &selection.ones, &within)
+    } else {
+        selection.ones.clone()
+    };
+    let step = e.binary("Sub", &before, &cap);
+    let scaled = e.binary("Mul", &kept, &step);
+    let slot = e.binary("Add", &scaled, &cap);
     let minus_one = e.scalar(-1);
     let slots = e.ints(&[c + 1]);
     let empty = e.op("Expand", &[&minus_one, &slots], vec![]);
@@ -104,41 +111,72 @@ pub fn emit(
     e.finish_as(output);
     Some(Compacted {
         count,
-        valid,
         padding,
         capacity: c,
     })
 }
 
+/// The padding as a bool mask for a tensor of sizes `dims` (-1 where not fixed) padded along
+/// `axis`. With the padded axis first and every later size fixed, the mask has the tensor's
+/// full shape (`Range(C * row) < count * row`): ONNX Runtime's Where is about 20 times slower
+/// when its condition broadcasts. Otherwise it broadcasts.
+fn padding_like(
+    e: &mut Emitter,
+    compacted: &Compacted,
+    axis: usize,
+    dims: &[i64],
+) -> Option<String> {
+    let later: Option<i64> = dims
+        .get(axis + 1..)?
+        .iter()
+        .map(|&d| (d >= 0).then_some(d))
+        .product();
+    match later {
+        Some(row) if axis == 0 && row > 1 => {
+            let elements = e.range(compacted.capacity * row);
+            let row_size = e.scalar(row);
+            let limit = e.binary("Mul", &compacted.count, &row_size);
+            let valid = e.binary("Less", &elements, &limit);
+            let padding = e.op("Not", &[&valid], vec![]);
+            let mut shape = vec![compacted.capacity];
+            shape.extend_from_slice(&dims[1..]);
+            Some(e.reshape(&padding, &shape))
+        }
+        _ => {
+            let mut shape = vec![1; dims.len()];
+            *shape.get_mut(axis)? = -1;
+            Some(e.reshape(&compacted.padding, &shape))
+        }
+    }
+}
+
 /// Rewrites a gather indexed by padded coordinates (`GatherND` by `[C, r]`, or `Gather` by a
-/// `[C]` column along `kind`'s axis) to read index 0 at the padding and write 0 there; the last
-/// node outputs the gather's output.
+/// `[C]` column along `kind`'s axis) to write 0 at the padding; the last node outputs the
+/// gather's output.
 pub fn emit_gather(
     e: &mut Emitter,
     gather: &NodeProto,
     compacted: &Compacted,
     kind: GatherKind,
-    out_rank: usize,
+    out_dims: &[i64],
     data_type: i32,
 ) -> Option<()> {
+    // The padding's -1 coordinates are valid indices: padding exists only when the mask has
+    // elements, so each of the data's indexed sizes (the mask's) is at least 1. They read the
+    // last element, which the Where below replaces with 0.
     let (data, coordinates) = (&gather.input[0], &gather.input[1]);
-    let zero_index = e.scalar(0);
-    let (valid_index, padded_axis) = match kind {
-        GatherKind::Nd => (e.reshape(&compacted.valid, &[-1, 1]), 0),
-        GatherKind::Axis(axis) => (compacted.valid.clone(), axis),
-    };
-    let safe = choose(e, &valid_index, coordinates, &zero_index);
-    let rows = match kind {
-        GatherKind::Nd => e.op("GatherND", &[data, &safe], vec![]),
-        GatherKind::Axis(axis) => e.op(
-            "Gather",
-            &[data, &safe],
-            vec![int_attr("axis", axis as i64)],
+    let (rows, padded_axis) = match kind {
+        GatherKind::Nd => (e.op("GatherND", &[data, coordinates], vec![]), 0),
+        GatherKind::Axis(axis) => (
+            e.op(
+                "Gather",
+                &[data, coordinates],
+                vec![int_attr("axis", axis as i64)],
+            ),
+            axis,
         ),
     };
-    let mut shape = vec![1; out_rank];
-    *shape.get_mut(padded_axis)? = -1;
-    let padding_rows = e.reshape(&compacted.padding, &shape);
+    let padding_rows = padding_like(e, compacted, padded_axis, out_dims)?;
     let zero = e.zero(data_type)?;
     e.where_(&padding_rows, &zero, &rows);
     e.finish_as(&gather.output[0]);
@@ -158,9 +196,7 @@ pub fn emit_reduction(
     input_dims: &[i64],
     data_type: i32,
 ) -> Option<()> {
-    let mut shape = vec![1; reduction.rank];
-    shape[reduction.axis] = -1;
-    let padding = e.reshape(&compacted.padding, &shape);
+    let padding = padding_like(e, compacted, reduction.axis, input_dims)?;
     let identity = e.sum_identity(data_type)?;
     let masked = e.where_(&padding, &identity, &node.input[0]);
     let axes: Vec<i64> = reduction.axes.iter().map(|&a| a as i64).collect();

@@ -38,4 +38,15 @@ impl Selection {
     pub fn count(&self, e: &mut Emitter) -> String {
         e.sum_all(&self.ones)
     }
+
+    /// int64 scalar: how many are selected, read off the running count's last element (one
+    /// pass fewer than a sum) when there is one.
+    pub fn count_from(&self, e: &mut Emitter, running: &str, numel: i64) -> String {
+        if numel == 0 {
+            return self.count(e);
+        }
+        let last = e.slice1(running, numel - 1, numel);
+        let scalar = e.ints(&[]);
+        e.op("Reshape", &[&last, &scalar], vec![])
+    }
 }

@@ -213,18 +213,17 @@ fn fixed_capacity(
             ))?;
             let flow = padding::follow(&view, &output, &dims)
                 .map_err(|why| (Reason::PaddingUnsafe, why))?;
-            let gathers: Vec<(String, padding::GatherKind, usize, i32)> = flow
+            let sizes = |name: &str| -> Vec<i64> {
+                let dims = shapes.get(name).dims.unwrap_or_default();
+                dims.iter().map(|d| d.as_static().unwrap_or(-1)).collect()
+            };
+            let gathers: Vec<(String, padding::GatherKind, Vec<i64>, i32)> = flow
                 .gathers
                 .iter()
                 .map(|(out, kind)| {
                     let gather = index.producer_of(graph, out).expect("a gather reached");
                     let data_type = shapes.get(&gather.input[0]).elem_type.unwrap_or(0);
-                    (
-                        out.clone(),
-                        *kind,
-                        shapes.get(out).rank().unwrap_or(0),
-                        data_type,
-                    )
+                    (out.clone(), *kind, sizes(out), data_type)
                 })
                 .collect();
             let reductions: Vec<(padding::Reduction, Vec<i64>, i32)> = flow
@@ -274,7 +273,7 @@ fn fixed_capacity(
         );
         let inputs = replace(graph, at, e);
         crate::rewrite::remove_dead(graph, inputs);
-        for (out, kind, rank, data_type) in gathers {
+        for (out, kind, out_dims, data_type) in gathers {
             let g = graph
                 .node
                 .iter()
@@ -282,7 +281,9 @@ fn fixed_capacity(
                 .expect("the gather is still there");
             let gather = graph.node[g].clone();
             let mut e = Emitter::new(graph, opset, &describe(&gather));
-            if compact::emit_gather(&mut e, &gather, &compacted, kind, rank, data_type).is_none() {
+            if compact::emit_gather(&mut e, &gather, &compacted, kind, &out_dims, data_type)
+                .is_none()
+            {
                 return Err(OptimizeError::Static(format!(
                     "GatherND {}: its data has no zero (strings)",
                     describe(&gather)
