@@ -297,6 +297,42 @@ except ValueError as e:
     assert proc.returncode == 1 and why in proc.stderr and not out.exists(), proc.stderr
 
 
+def test_optimize_static_is_the_cli_static_mode(venv, tmp_path):
+    """Issue 26: nonzero_ort.optimize(static=True, input_shapes=..., capacity=...) gives byte for
+    byte what `nonzero optimize --static` writes, with the report's `static` key; a symbolic size
+    left and a bad argument are refused by name."""
+    model = ROOT / "models/exported/x_mask_ts17.onnx"
+    got = venv.json("""
+import json, sys, nonzero_ort
+out, report = nonzero_ort.optimize(sys.argv[1], static=True, report=True, capacity=7,
+                                   input_shapes={"input_0": [4, 5, 3], "input_1": (4, 5)})
+open(sys.argv[2], "wb").write(out)
+errors = []
+for kwargs in ({"static": True}, {"capacity": 3}, {"static": True, "capacity": 0},
+               {"static": True, "input_shapes": {"input_0": "4,5"}}, {"static": "yes"}):
+    try:
+        nonzero_ort.optimize(sys.argv[1], **kwargs)
+        errors.append(None)
+    except (ValueError, TypeError) as e:
+        errors.append([type(e).__name__, str(e)])
+print(json.dumps({"static": report["static"], "errors": errors}))
+""", model, tmp_path / "py.onnx")
+    assert got["static"]["count_outputs"] == {"4": {"count": "4_count", "axis": 0}}
+    assert got["static"]["capacity"] == 7
+    assert got["static"]["input_shapes"] == {"input_0": [4, 5, 3], "input_1": [4, 5]}
+    cli_out = tmp_path / "cli.onnx"
+    subprocess.run([str(ROOT / "target/release/nonzero"), "optimize", "--static", "--capacity", "7",
+                    "--input-shape", "input_0=4,5,3", "--input-shape", "input_1=4,5", str(model), str(cli_out)],
+                   check=True, capture_output=True)
+    assert (tmp_path / "py.onnx").read_bytes() == cli_out.read_bytes()
+    symbolic, stray, zero, not_ints, not_bool = got["errors"]
+    assert symbolic[0] == "ValueError" and "input 'input_0' has symbolic sizes at axis 0 ('N')" in symbolic[1]
+    assert stray[0] == "ValueError" and "capacity (--capacity) applies only with static" in stray[1]
+    assert zero[0] == "ValueError" and "capacity must be at least 1, got 0" in zero[1]
+    assert not_ints[0] == "TypeError" and "input_shapes['input_0'] must be a sequence of ints" in not_ints[1]
+    assert not_bool == ["TypeError", "nonzero_ort.optimize: static must be True or False, got 'yes'"]
+
+
 def test_register_with_the_nonzero_domain_only(venv):
     venv.code(
         """

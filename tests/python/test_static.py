@@ -13,12 +13,15 @@ models/exported (TorchScript opset 17, dynamo opset 18) and issue 25's pattern e
 
 OpenVINO's and IREE's verdicts on the same outputs are tests/static (the `static` stage)."""
 
+import subprocess
+
 import numpy as np
 import onnx
 import pytest
 
 import static_cases as sc
 from conftest import session
+from test_optimize import ort_dylib
 from test_real_exports import host_cannot_load
 
 EXPORTS = sc.exports()
@@ -157,3 +160,25 @@ def test_trimmed_outputs_equal_the_original(export_id, capacity):
             compared += 1
     # Every case ran, but the invalid ones (ts17's `y[m] = v` with more than one true row).
     assert compared == 2 * len([c for c in sc.CASES if not sc.invalid(entry, c)])
+
+
+def test_cli_check_and_refusals(tmp_path):
+    """`--static --check` runs both models on the built-in kernels and compares the cut outputs;
+    static-only flags without --static, --nonzero-domain with it, and a size that is not one
+    are refused, naming the rule, with nothing written."""
+    model, out = sc.EXPORTED / "x_mask_ts17.onnx", tmp_path / "out.onnx"
+    shapes = ["--input-shape", "input_0=4,5,3", "--input-shape", "input_1=4,5"]
+    done = subprocess.run([str(sc.CLI), "optimize", "--static", "--check", "--ort-dylib", ort_dylib(), *shapes,
+                           str(model), str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "check: 3 runs, every output, cut to its count, exactly equal" in done.stdout
+    out.unlink()
+    for args, why in (
+        (["--capacity", "5"], "--static"),
+        (["--static", "--nonzero-domain", *shapes], "choose one"),
+        (["--static", "--input-shape", "input_0=4,a,3"], "'a' is not a size"),
+        (["--static", *shapes, "--input-shape", "input_1=4,5"], "given twice"),
+    ):
+        done = subprocess.run([str(sc.CLI), "optimize", *args, str(model), str(out)], capture_output=True, text=True)
+        assert done.returncode != 0 and why in done.stderr, (args, done.stderr)
+        assert not out.exists()

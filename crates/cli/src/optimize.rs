@@ -42,7 +42,10 @@ pub fn optimize_command(args: &OptimizeArgs) -> Result<()> {
         println!("wrote the report to {}", path.display());
     }
     if args.check {
-        check(&original, &rewritten, args)?;
+        match &report.static_mode {
+            Some(s) => check_static(&original, &rewritten, &s.count_outputs, args)?,
+            None => check(&original, &rewritten, args)?,
+        }
     }
     write_atomically(&args.output, &rewritten)?;
     println!("wrote {}", args.output.display());
@@ -77,6 +80,67 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// `--static --check`: the original and the static model both on ONNX Runtime's built-in
+/// kernels (the static one has standard ops only), on seeded random inputs of the static
+/// model's fixed shapes; each padded output cut to its `<name>_count` must equal the original's
+/// exactly. (Float sums and means over a selection differ by rounding: --check names them.)
+fn check_static(
+    original: &[u8],
+    rewritten: &[u8],
+    count_outputs: &[(String, String, usize)],
+    args: &OptimizeArgs,
+) -> Result<()> {
+    runner::init_ort(args.ort_dylib.as_deref())?;
+    let fixed = ModelProto::decode(rewritten)?;
+    let mut builtin = runner::session(original, None, 0).context("original model, built-in")?;
+    let mut ours = runner::session(rewritten, None, 0).context("static model, built-in")?;
+    for seed in 0..args.seeds {
+        let inputs = runner::random_inputs(&fixed, 1, 0x5eed + seed)?;
+        let want = runner::run(&mut builtin, &inputs).context("running the original")?;
+        let got = runner::run(&mut ours, &inputs).context("running the static model")?;
+        let trimmed = trim(got, count_outputs)?;
+        if let Status::Mismatch(m) = runner::compare(&trimmed, &want) {
+            bail!("check failed (seed {seed}): {m}");
+        }
+    }
+    println!(
+        "check: {} runs, every output, cut to its count, exactly equal to the original's on the built-in kernels",
+        args.seeds
+    );
+    Ok(())
+}
+
+/// The static model's outputs with each padded one cut to its count and the counts dropped.
+fn trim(
+    outputs: Vec<(String, nonzero_harness::Tensor)>,
+    count_outputs: &[(String, String, usize)],
+) -> Result<Vec<(String, nonzero_harness::Tensor)>> {
+    let count_of = |name: &str| -> Result<usize> {
+        let (_, t) = outputs
+            .iter()
+            .find(|(n, _)| n == name)
+            .ok_or_else(|| anyhow!("the static model has no output {name}"))?;
+        let value = t.data.values::<i64>().and_then(|v| v.first().copied());
+        value
+            .and_then(|v| usize::try_from(v).ok())
+            .ok_or_else(|| anyhow!("{name} is not a non-negative int64 scalar"))
+    };
+    let mut trimmed = vec![];
+    for (name, tensor) in &outputs {
+        if count_outputs.iter().any(|(_, c, _)| c == name) {
+            continue;
+        }
+        let tensor = match count_outputs.iter().find(|(o, _, _)| o == name) {
+            Some((_, count, axis)) => tensor
+                .prefix_along(*axis, count_of(count)?)
+                .ok_or_else(|| anyhow!("{name}: its count exceeds its padded axis {axis}"))?,
+            None => tensor.clone(),
+        };
+        trimmed.push((name.clone(), tensor));
+    }
+    Ok(trimmed)
 }
 
 /// Runs the original model on ONNX Runtime's built-in kernels and the rewritten one with the

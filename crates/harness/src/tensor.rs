@@ -111,6 +111,13 @@ impl<T: std::fmt::Debug> Show for num_complex::Complex<T> {
     }
 }
 
+/// The first `keep` of every `block` values, for `outer` blocks.
+fn cut<T: Clone>(values: &[T], outer: usize, block: usize, keep: usize) -> Vec<T> {
+    (0..outer)
+        .flat_map(|o| values[o * block..o * block + keep].iter().cloned())
+        .collect()
+}
+
 // `raw_data` is little-endian; the typed vectors are viewed as bytes in memory order.
 #[cfg(not(target_endian = "little"))]
 compile_error!("the harness writes raw_data by viewing memory as little-endian bytes");
@@ -242,6 +249,24 @@ impl Tensor {
     /// Same type, shape and bits.
     pub fn same_as(&self, other: &Tensor) -> bool {
         self.shape == other.shape && self.data.same_bits(&other.data)
+    }
+
+    /// The first `count` entries along `axis` (a padded static-mode output cut to its count).
+    /// `None` when the axis does not exist or holds fewer than `count`.
+    pub fn prefix_along(&self, axis: usize, count: usize) -> Option<Tensor> {
+        let size = *self.shape.get(axis)?;
+        if count > size {
+            return None;
+        }
+        let inner: usize = self.shape[axis + 1..].iter().product();
+        let outer: usize = self.shape[..axis].iter().product();
+        let mut shape = self.shape.clone();
+        shape[axis] = count;
+        let data = dispatch_element!(self.dtype(),
+            T => TensorData::from(cut(self.data.typed::<T>(), outer, size * inner, count * inner)),
+            String => TensorData::from(cut(self.data.typed::<String>(), outer, size * inner, count * inner)),
+        );
+        Some(Tensor::new(shape, data))
     }
 
     /// `float[2,3] [1.0, ...]`-style summary.
