@@ -35,6 +35,10 @@ pub struct Compacted {
     /// bits go in Where's last operand: ONNX Runtime's Where turns a -0.0 taken from its
     /// middle operand into +0.0 (1.17.3 and 1.31.1 alike; docs/static.md).
     pub padding: String,
+    /// int64 `[C]`: the row-major position of each selected element, -1 past the count.
+    pub flat: String,
+    /// Elements of the mask.
+    pub numel: i64,
     pub capacity: i64,
 }
 
@@ -112,6 +116,8 @@ pub fn emit(
     Some(Compacted {
         count,
         padding,
+        flat,
+        numel,
         capacity: c,
     })
 }
@@ -165,9 +171,29 @@ pub fn emit_gather(
     // elements, so each of the data's indexed sizes (the mask's) is at least 1. They read the
     // last element, which the Where below replaces with 0.
     let (data, coordinates) = (&gather.input[0], &gather.input[1]);
-    let (rows, padded_axis) = match kind {
-        GatherKind::Nd => (e.op("GatherND", &[data, coordinates], vec![]), 0),
-        GatherKind::Axis(axis) => (
+    let row: Option<Vec<i64>> = out_dims
+        .get(1..)
+        .map(|d| d.to_vec())
+        .filter(|d| d.iter().all(|&x| x >= 0));
+    let (rows, padded_axis) = match (kind, row) {
+        // The data's leading dims are the mask's: a Gather of the flattened data at the
+        // row-major positions reads the same rows, without coordinates (their Div, Mod,
+        // Transpose and GatherND go once nothing else reads them).
+        (GatherKind::Nd, Some(row)) => {
+            let mut shape = vec![compacted.numel];
+            shape.extend_from_slice(&row);
+            let flat_data = e.reshape(data, &shape);
+            (
+                e.op(
+                    "Gather",
+                    &[&flat_data, &compacted.flat],
+                    vec![int_attr("axis", 0)],
+                ),
+                0,
+            )
+        }
+        (GatherKind::Nd, None) => (e.op("GatherND", &[data, coordinates], vec![]), 0),
+        (GatherKind::Axis(axis), _) => (
             e.op(
                 "Gather",
                 &[data, coordinates],
