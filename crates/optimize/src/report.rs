@@ -60,6 +60,9 @@ pub enum Reason {
     ValueDependentShape,
     /// Static mode: a data-dependent op inside an If/Loop/Scan body (not rewritten yet).
     InSubgraph,
+    /// Static mode: the mask's shape is not fixed (it depends on a result left dynamic, or on
+    /// an op the inference does not cover).
+    ShapeNotFixed,
 }
 
 impl Reason {
@@ -81,6 +84,7 @@ impl Reason {
             Reason::DataDependent => "data-dependent",
             Reason::ValueDependentShape => "value-dependent-shape",
             Reason::InSubgraph => "in-subgraph",
+            Reason::ShapeNotFixed => "shape-not-fixed",
         }
     }
 
@@ -102,6 +106,7 @@ impl Reason {
             Reason::DataDependent => "static mode: the output size depends on tensor values",
             Reason::ValueDependentShape => "static mode: a shape operand is computed from tensor values",
             Reason::InSubgraph => "static mode: data-dependent op inside a subgraph (not rewritten)",
+            Reason::ShapeNotFixed => "static mode: the mask's shape is not fixed",
         }
     }
 }

@@ -251,6 +251,13 @@ pub fn emit_reduction(
     Some(())
 }
 
+/// A 1-D mask computed from padded rows, with the padding deselected (`And(mask != 0, valid)`,
+/// bool), so that a NonZero of it selects only real rows.
+pub fn emit_unpadded_mask(e: &mut Emitter, mask: &str, compacted: &Compacted) -> String {
+    let valid = e.op("Not", &[&compacted.padding], vec![]);
+    e.binary("And", mask, &valid)
+}
+
 /// The count output of a padded graph output.
 pub fn count_output_type() -> i32 {
     DataType::Int64 as i32

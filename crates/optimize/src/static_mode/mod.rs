@@ -201,14 +201,14 @@ fn fixed_capacity(
         let plan = (|| {
             let info = shapes.get(&mask);
             let dims = static_dims(&shapes, &mask).ok_or((
-                Reason::UnknownRank,
+                Reason::ShapeNotFixed,
                 format!("the shape of {mask} is not fixed: {}", info.shape_text()),
             ))?;
             if dims.is_empty() {
                 return Err((Reason::ScalarInput, format!("{mask} is a scalar")));
             }
             let mask_type = info.elem_type.ok_or((
-                Reason::UnknownRank,
+                Reason::ShapeNotFixed,
                 format!("the type of {mask} is unknown"),
             ))?;
             let flow = padding::follow(&view, &output, &dims)
@@ -311,6 +311,20 @@ fn fixed_capacity(
             }
             let inputs = replace(graph, at, e);
             crate::rewrite::remove_dead(graph, inputs);
+        }
+        for nested in &flow.nested {
+            let at = graph
+                .node
+                .iter()
+                .position(|n| n.output.first() == Some(nested))
+                .expect("the nested NonZero is still there");
+            let node = graph.node[at].clone();
+            let mut e = Emitter::new(graph, opset, &describe(&node));
+            let kept = compact::emit_unpadded_mask(&mut e, &node.input[0], &compacted);
+            let mut remasked = node;
+            remasked.input[0] = kept;
+            e.nodes.push(remasked);
+            replace(graph, at, e);
         }
         for (name, axis) in &flow.outputs {
             add_count_output(graph, name, *axis, &compacted)?;

@@ -10,6 +10,9 @@ use super::static_dims;
 use crate::graph::{describe, int_attr, ints_attr};
 use crate::trace::View;
 use nonzero_proto::onnx::NodeProto;
+
+/// ONNX's bool element type.
+const BOOL: i32 = nonzero_proto::onnx::tensor_proto::DataType::Bool as i32;
 use std::collections::HashSet;
 
 /// Ops of one input whose output element depends only on the same input element.
@@ -76,6 +79,9 @@ pub struct Flow {
     pub outputs: Vec<(String, usize)>,
     /// Reductions over the padded axis, which read the padding masked by their identity.
     pub reductions: Vec<Reduction>,
+    /// NonZero nodes (by output) whose 1-D mask is padded: the padding must select nothing,
+    /// so their mask is and-ed with the valid part; they are compacted in turn.
+    pub nested: Vec<String>,
 }
 
 /// A `ReduceSum` or `ReduceMean` whose axes include the padded one.
@@ -184,6 +190,8 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
         coords: true,
     }];
     let mut seen = HashSet::new();
+    // (indices, gather) of gathers along the padded axis, to be proven second selections.
+    let mut selected_by = vec![];
     while let Some(t) = todo.pop() {
         if !seen.insert(t.name.clone()) {
             continue;
@@ -238,6 +246,44 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                     if node.input.len() == 2 && shape_of_self(view, &node.input[1], &t.name) =>
                 {
                     todo.push(step(t.axis, t.rank, t.coords))
+                }
+                // A second selection over the padded rows (a filter of filtered boxes).
+                "NonZero"
+                    if !t.coords
+                        && t.rank == 1
+                        && node.input.len() == 1
+                        && view.shapes.get(&t.name).elem_type == Some(BOOL) =>
+                {
+                    flow.nested.push(node.output[0].clone());
+                }
+                // One index of a constant along another axis of values: the padding stays.
+                // Along the padded axis, indices that are the coordinates of a second selection
+                // over these rows (checked below) read real rows only; that selection's own
+                // compaction pads the result.
+                "Gather" if !t.coords && slot == 0 && node.input.len() == 2 => {
+                    let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
+                    let axis = if axis < 0 { axis + t.rank as i64 } else { axis } as usize;
+                    let scalar = view.shapes.get(&node.input[1]).rank() == Some(0);
+                    let constant = view
+                        .shapes
+                        .values(&node.input[1])
+                        .is_some_and(|v| v.len() == 1);
+                    if axis == t.axis {
+                        selected_by.push((node.input[1].clone(), describe(node)));
+                        continue;
+                    }
+                    if !scalar || !constant {
+                        return refuse();
+                    }
+                    let padded = if axis < t.axis { t.axis - 1 } else { t.axis };
+                    todo.push(step(padded, t.rank - 1, false));
+                }
+                // GatherND of padded rows at a second selection's coordinates, as Gather above.
+                "GatherND" if !t.coords && slot == 0 && t.axis == 0 && node.input.len() == 2 => {
+                    if int_attr(node, "batch_dims").ok().flatten().unwrap_or(0) != 0 {
+                        return refuse();
+                    }
+                    selected_by.push((node.input[1].clone(), describe(node)));
                 }
                 "Split" | "Gather" | "Slice" if slot == 0 && coords_2d => {
                     let Some(rank) = column_step(view, node, op) else {
@@ -335,6 +381,16 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                 }
                 _ if BINARY.contains(&op) && !t.coords && node.input.len() == 2 => {
                     let other = &node.input[1 - slot];
+                    // Both operands padded alike: the same sizes, the selection's count among
+                    // them (both come from this selection; every reader of either is followed).
+                    let own = view.shapes.get(&t.name).dims;
+                    if own.is_some()
+                        && view.shapes.get(other).dims == own
+                        && !matches!(op, "Div" | "Pow")
+                    {
+                        todo.push(step(t.axis, t.rank, false));
+                        continue;
+                    }
                     let Some(o) = static_dims(view.shapes, other) else {
                         return refuse();
                     };
@@ -349,6 +405,15 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                 }
                 _ => return refuse(),
             }
+        }
+    }
+    for (indices, gather) in selected_by {
+        let nested = crate::trace::trace(view, &indices).filter(|t| t.mask_rank == 1);
+        let first = nested.as_ref().and_then(|t| t.chain.first());
+        if !first.is_some_and(|nonzero| flow.nested.contains(nonzero)) {
+            return Err(format!(
+                "Gather {gather} reads padded rows at {indices}, which are not the coordinates of a selection over them (not padding-safe)"
+            ));
         }
     }
     Ok(flow)
