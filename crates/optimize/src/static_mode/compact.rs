@@ -179,7 +179,7 @@ pub fn emit_gather(
         // The data's leading dims are the mask's: a Gather of the flattened data at the
         // row-major positions reads the same rows, without coordinates (their Div, Mod,
         // Transpose and GatherND go once nothing else reads them).
-        (GatherKind::Nd, Some(row)) => {
+        (GatherKind::Nd { direct: true }, Some(row)) => {
             let mut shape = vec![compacted.numel];
             shape.extend_from_slice(&row);
             let flat_data = e.reshape(data, &shape);
@@ -192,7 +192,7 @@ pub fn emit_gather(
                 0,
             )
         }
-        (GatherKind::Nd, None) => (e.op("GatherND", &[data, coordinates], vec![]), 0),
+        (GatherKind::Nd { .. }, _) => (e.op("GatherND", &[data, coordinates], vec![]), 0),
         (GatherKind::Axis(axis), _) => (
             e.op(
                 "Gather",

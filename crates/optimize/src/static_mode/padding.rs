@@ -64,8 +64,9 @@ const BINARY: &[&str] = &[
 /// A gather that reads through the padded coordinates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GatherKind {
-    /// `GatherND(data, [C, r] coordinates)`.
-    Nd,
+    /// `GatherND(data, [C, r] coordinates)`; `direct` when the coordinates are the compacted
+    /// ones in order (proven by the tracer), so that the flat positions can stand for them.
+    Nd { direct: bool },
     /// `Gather(data, [C] column, axis)`.
     Axis(usize),
 }
@@ -192,9 +193,15 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
     let mut seen = HashSet::new();
     // (indices, gather) of gathers along the padded axis, to be proven second selections.
     let mut selected_by = vec![];
+    // (input, concat) of Concats of coordinate columns, whose inputs must all be padded here.
+    let mut joined: Vec<(String, String)> = vec![];
+    let mut coordinates_seen = HashSet::new();
     while let Some(t) = todo.pop() {
         if !seen.insert(t.name.clone()) {
             continue;
+        }
+        if t.coords && t.rank == 2 && t.axis == 0 {
+            coordinates_seen.insert(t.name.clone());
         }
         if view.index.graph_outputs.contains(&t.name) {
             flow.outputs.push((t.name.clone(), t.axis));
@@ -209,7 +216,7 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                     t.name
                 ))
             };
-            if slot != 0 && !matches!(op, "GatherND" | "Gather") && !BINARY.contains(&op) {
+            if slot != 0 && !matches!(op, "GatherND" | "Gather" | "Concat") && !BINARY.contains(&op) {
                 return refuse();
             }
             if slot == usize::MAX || !view.is_op(node, op) || node.output.is_empty() {
@@ -285,6 +292,17 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                     }
                     selected_by.push((node.input[1].clone(), describe(node)));
                 }
+                // Columns put back side by side (dynamo's `x[torch.where(c)]`): coordinates again,
+                // each input padded by this selection (the same sizes).
+                "Concat" if t.coords && t.rank == 2 && t.axis == 0 => {
+                    let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
+                    if !matches!(axis, 1 | -1) {
+                        return refuse();
+                    }
+                    // Every input must turn out padded coordinates of this flow (checked below).
+                    joined.extend(node.input.iter().map(|i| (i.clone(), describe(node))));
+                    todo.push(step(0, 2, true));
+                }
                 "Split" | "Gather" | "Slice" if slot == 0 && coords_2d => {
                     let Some(rank) = column_step(view, node, op) else {
                         return refuse();
@@ -328,7 +346,11 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                     if batch_dims != 0 || leading != Some(mask_dims) {
                         return refuse();
                     }
-                    flow.gathers.push((node.output[0].clone(), GatherKind::Nd));
+                    let direct = crate::trace::trace(view, &node.input[1]).is_some_and(|tr| {
+                        !tr.squeezed && tr.chain.first().map(String::as_str) == Some(coordinates)
+                    });
+                    flow.gathers
+                        .push((node.output[0].clone(), GatherKind::Nd { direct }));
                     let rank = data.map_or(0, |d| d.len()) + 1 - mask_dims.len();
                     todo.push(step(0, rank, false));
                 }
@@ -406,6 +428,11 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                 _ => return refuse(),
             }
         }
+    }
+    if let Some((input, concat)) = joined.iter().find(|(i, _)| !coordinates_seen.contains(i)) {
+        return Err(format!(
+            "Concat {concat} joins {input}, which is not a column of these padded coordinates (not padding-safe)"
+        ));
     }
     for (indices, gather) in selected_by {
         let nested = crate::trace::trace(view, &indices).filter(|t| t.mask_rank == 1);
