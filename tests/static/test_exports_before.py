@@ -24,6 +24,16 @@ def _opset(path):
     return max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
 
 
+# Followers worth naming in the table: data-dependent ops downstream of a source, and the
+# control flow whose bodies hold dynamic ops.
+NOTABLE = ("NonZero", "NonMaxSuppression", "TopK", "Range", "Unique", "If", "Loop")
+
+
+def _followers(ops):
+    notable = [op for op in ops if op[0] in NOTABLE]
+    return f"{len(ops)} ops" + (f" (incl. {_types(notable)})" if notable else "")
+
+
 def _types(ops):
     counts = collections.Counter(kind for kind, _ in ops)
     return ", ".join(f"{kind} x{n}" if n > 1 else kind for kind, n in counts.most_common())
@@ -43,7 +53,8 @@ def report():
         f"{' '.join(judge.IREE_FLAGS)}); IREE tried on exports under {exports.IREE_MAX_BYTES // 1000} kB and "
         f"on {', '.join(sorted(exports.IREE_ALSO))}.",
         "Sources: dynamic ops fed by no dynamic op (the data-dependent ones). Followers: dynamic because a",
-        "source is upstream. Ops inside If bodies count too.",
+        "source is upstream (the data-dependent and control-flow ones named). Ops inside If and Loop",
+        "bodies count too.",
         "",
         "| export | opset | fixed inputs | OpenVINO | sources | followers | IREE llvm-cpu |",
         "|---|---|---|---|---|---|---|",
@@ -52,7 +63,7 @@ def report():
         shapes = "; ".join(f"{k} {v}" for k, v in r["shapes"].items())
         verdict = "dynamic" if r["dynamic"] else "static"
         lines.append(f"| {r['id']} | {r['opset']} | {shapes} | {verdict} | {_types(r['sources'])} | "
-                     f"{len(r['followers'])} ops | {r['iree']} |")
+                     f"{_followers(r['followers'])} | {r['iree']} |")
     (BUILD / "report.md").write_text("\n".join(lines) + "\n")
 
 
