@@ -37,13 +37,17 @@ pub fn find(view: &View) -> Option<CountUse> {
         }
         let input = &node.input[0];
         // The dynamo exporter's Expand(p, Shape(Max(p))) is p itself, not a use of the count:
-        // the tracer and the padding follow it whole.
-        let only_expands = view
+        // the tracer and the padding follow it whole. (An Expand of anything else to the
+        // coordinates' shape is a count use.)
+        let identity_expands = view
             .index
             .readers_of(&node.output[0])
             .iter()
-            .all(|&(r, slot)| slot == 1 && view.is_op(&view.graph.node[r], "Expand"));
-        if shape && only_expands && !view.index.graph_outputs.contains(&node.output[0]) {
+            .all(|&(r, slot)| {
+                let reader = &view.graph.node[r];
+                slot == 1 && view.is_op(reader, "Expand") && trace(view, &reader.input[0]).is_some()
+            });
+        if shape && identity_expands && !view.index.graph_outputs.contains(&node.output[0]) {
             return None;
         }
         let (mask, dims) = match trace(view, input) {

@@ -85,6 +85,20 @@ pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[i64]) -> Up
         }
     };
     if !flattened {
+        // Expand(v, [count]) of one value v: every update is v.
+        let expand = view
+            .producer(&current)
+            .filter(|n| view.is_op(n, "Expand") && n.input.len() == 2);
+        if let Some(expand) = expand {
+            let one_value = static_dims(view.shapes, &expand.input[0])
+                .is_some_and(|d| d.iter().product::<i64>() == 1);
+            if one_value && expanded_tail(view, &expand.input[1]) == Some(vec![]) {
+                return Updates::Periodic {
+                    value: expand.input[0].clone(),
+                    tail: vec![1],
+                };
+            }
+        }
         return listed();
     }
     let mut base = current.clone();

@@ -9,57 +9,11 @@
 use super::static_dims;
 use crate::graph::{describe, int_attr, ints_attr};
 use crate::trace::View;
-use nonzero_proto::onnx::NodeProto;
 
-/// ONNX's bool element type.
-const BOOL: i32 = nonzero_proto::onnx::tensor_proto::DataType::Bool as i32;
+mod steps;
+
 use std::collections::HashSet;
-
-/// Ops of one input whose output element depends only on the same input element.
-const UNARY: &[&str] = &[
-    "Identity",
-    "Cast",
-    "Neg",
-    "Abs",
-    "Relu",
-    "Sigmoid",
-    "Tanh",
-    "Exp",
-    "Log",
-    "Sqrt",
-    "Floor",
-    "Ceil",
-    "Round",
-    "Sign",
-    "Not",
-    "Reciprocal",
-    "Erf",
-    "Sin",
-    "Cos",
-    "IsNaN",
-    "IsInf",
-    "Softplus",
-    "LeakyRelu",
-    "Elu",
-    "Selu",
-    "HardSigmoid",
-];
-/// Elementwise ops of two inputs (broadcasting).
-const BINARY: &[&str] = &[
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "Pow",
-    "And",
-    "Or",
-    "Xor",
-    "Equal",
-    "Less",
-    "Greater",
-    "LessOrEqual",
-    "GreaterOrEqual",
-];
+use steps::{column_step, reduced_axes, shape_of_self, BINARY, BOOL, UNARY};
 
 /// A gather that reads through the padded coordinates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,25 +52,6 @@ pub struct Reduction {
     pub keepdims: bool,
 }
 
-/// The reduced axes of a reduction reading a rank-`rank` tensor, normalized and sorted; `None`
-/// when they are not constant.
-fn reduced_axes(view: &View, node: &NodeProto, rank: usize) -> Option<Vec<usize>> {
-    let axes = view.axes(node, "axes", 1);
-    let noop = int_attr(node, "noop_with_empty_axes").ok()?.unwrap_or(0) == 1;
-    let axes = match axes {
-        Some(a) if !a.is_empty() => a,
-        Some(_) | None if noop => return Some(vec![]),
-        _ => (0..rank as i64).collect(),
-    };
-    let mut axes: Vec<usize> = axes
-        .iter()
-        .map(|&a| usize::try_from(if a < 0 { a + rank as i64 } else { a }).ok())
-        .collect::<Option<_>>()?;
-    axes.sort_unstable();
-    axes.dedup();
-    axes.iter().all(|&a| a < rank).then_some(axes)
-}
-
 /// One padded tensor on the way: its padded axis, its rank, and whether it still holds
 /// coordinates (-1 padding) rather than values.
 #[derive(Debug, Clone)]
@@ -125,59 +60,6 @@ struct Padded {
     axis: usize,
     rank: usize,
     coords: bool,
-}
-
-/// The one column a node takes along axis 1 of `[C, k]` coordinates (Split with one output, a
-/// Slice of width 1, or Gather of a constant index), keeping rank 2 or (Gather) dropping it.
-fn column_step(view: &View, node: &NodeProto, op: &str) -> Option<usize> {
-    match op {
-        "Split" => {
-            let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
-            matches!(axis, 1 | -1).then_some(2)
-        }
-        "Slice" if node.input.len() >= 4 => {
-            let ints = |slot: usize| match node.input.get(slot).filter(|n| !n.is_empty()) {
-                Some(n) => view.index.const_ints(view.graph, n),
-                None => Some(vec![1]),
-            };
-            let (starts, ends, axes, steps) = (ints(1)?, ints(2)?, ints(3)?, ints(4)?);
-            let one_column =
-                matches!((starts.as_slice(), ends.as_slice()), ([s], [e]) if *s >= 0 && e - s == 1);
-            (one_column && matches!(axes.as_slice(), [1] | [-1]) && steps == [1]).then_some(2)
-        }
-        "Gather" if node.input.len() == 2 => {
-            let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
-            let index = view.shapes.values(&node.input[1])?;
-            let scalar = view.shapes.get(&node.input[1]).rank() == Some(0);
-            (matches!(axis, 1 | -1) && scalar && index.len() == 1).then_some(1)
-        }
-        _ => None,
-    }
-}
-
-/// True when `shape` is `Shape(q)` with q = `p` or Max/Min/Identity of one input `p`, and
-/// every reader of `shape` is an `Expand(p, shape)`: each such Expand returns p.
-fn shape_of_self(view: &View, shape: &str, p: &str) -> bool {
-    let Some(node) = view
-        .producer(shape)
-        .filter(|n| view.is_op(n, "Shape") && n.input.len() == 1)
-    else {
-        return false;
-    };
-    let whole = int_attr(node, "start").ok().flatten().unwrap_or(0) == 0
-        && int_attr(node, "end").ok().flatten().is_none();
-    let source = |q: &str| {
-        let unary = view.producer(q).filter(|n| {
-            matches!(n.op_type.as_deref(), Some("Max" | "Min" | "Identity")) && n.input.len() == 1
-        });
-        unary.map_or(q.to_string(), |n| n.input[0].clone())
-    };
-    let origin = source(&node.input[0]);
-    let expands = view.index.readers_of(shape).iter().all(|&(r, slot)| {
-        let reader = &view.graph.node[r];
-        slot == 1 && view.is_op(reader, "Expand") && source(&reader.input[0]) == origin
-    });
-    whole && expands && (origin == p || source(p) == origin)
 }
 
 /// Follows the padded NonZero output `coordinates` (`[r, C]`, padded along axis 1) of a mask of
@@ -216,7 +98,8 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                     t.name
                 ))
             };
-            if slot != 0 && !matches!(op, "GatherND" | "Gather" | "Concat") && !BINARY.contains(&op) {
+            if slot != 0 && !matches!(op, "GatherND" | "Gather" | "Concat") && !BINARY.contains(&op)
+            {
                 return refuse();
             }
             if slot == usize::MAX || !view.is_op(node, op) || node.output.is_empty() {
