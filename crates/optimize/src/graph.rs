@@ -105,7 +105,7 @@ pub fn tensor_integral(t: &TensorProto) -> Option<Vec<i64>> {
 }
 
 /// Who writes and who reads every tensor name of one graph.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct GraphIndex {
     /// Tensor name -> index of the node that outputs it.
     pub producer: HashMap<String, usize>,
@@ -228,10 +228,12 @@ pub fn names_read_in(graph: &GraphProto, names: &mut HashSet<String>, depth: usi
 
 /// A node name not yet used in the graph, derived from `base`.
 pub fn fresh_node_name(graph: &GraphProto, base: &str) -> String {
+    // Only names that start with `base` can be taken (usually none: no set of every name).
     let taken: HashSet<&str> = graph
         .node
         .iter()
         .filter_map(|n| n.name.as_deref())
+        .filter(|n| n.starts_with(base))
         .collect();
     if !taken.contains(base) {
         return base.to_string();

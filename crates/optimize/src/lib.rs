@@ -8,6 +8,7 @@
 mod fallback;
 mod functions;
 mod graph;
+mod indexed;
 mod infer;
 mod options;
 mod patterns;

@@ -2,6 +2,7 @@
 //! and saying why each NonZero that is left was left.
 
 use crate::graph::{describe, ints_attr, is_onnx_op, GraphIndex};
+use crate::indexed::IndexedGraph;
 use crate::infer::{BodyInputs, ShapeTable, TensorInfo};
 use crate::patterns::{self, Kind};
 use crate::report::{Left, Reason, Report, Rewrite};
@@ -67,31 +68,20 @@ impl Pass<'_> {
             self.report_left(graph, &shapes, label);
             return Ok(());
         }
-        {
-            let index = GraphIndex::new(graph);
-            let view = View {
-                graph,
-                index: &index,
-                shapes: &shapes,
-            };
-            self.report.left.extend(patterns::diagnose(&view, label));
-        }
+        // One index for the whole search: each edit updates it (crate::indexed).
+        let mut edited = IndexedGraph::new(graph);
+        self.report
+            .left
+            .extend(patterns::diagnose(&edited.view(&shapes), label));
         // Every edit replaces a GatherND, Gather or Transpose with a nonzero-domain node, so there
         // are at most as many edits as nodes; the bound makes termination evident.
-        for _ in 0..=graph.node.len() {
-            let index = GraphIndex::new(graph);
-            let view = View {
-                graph,
-                index: &index,
-                shapes: &shapes,
-            };
-            let Some(edit) = patterns::find(&view) else {
+        for _ in 0..=edited.graph().node.len() {
+            let Some(edit) = patterns::find(&edited.view(&shapes)) else {
                 break;
             };
             let mut chain: HashSet<String> = edit.chain.into_iter().collect();
-            chain.insert(graph.node[edit.node].output[0].clone());
-            let replaced = describe(&graph.node[edit.node]);
-            graph.node[edit.node] = edit.replacement;
+            chain.insert(edited.graph().node[edit.node].output[0].clone());
+            let replaced = describe(&edited.replace(edit.node, edit.replacement));
             self.report.rewrites.push(Rewrite {
                 kind: edit.kind,
                 line: edit.line,
@@ -100,7 +90,7 @@ impl Pass<'_> {
                 facts: edit.facts,
             });
             // At once, so that the next search sees the readers that are really left.
-            self.report.removed_nodes += remove_dead(graph, chain);
+            self.report.removed_nodes += edited.remove_dead(chain);
         }
         self.report_left(graph, &shapes, label);
         crate::readers::account(graph, label, &mut self.report);
@@ -247,44 +237,8 @@ fn readers_text(graph: &GraphProto, index: &GraphIndex, name: &str) -> String {
 /// Removes nodes whose outputs are in `candidates` and read by nobody, then the nodes and
 /// initializers that only they read, and the value infos of removed tensors. Returns how many
 /// nodes went.
-pub(crate) fn remove_dead(graph: &mut GraphProto, mut candidates: HashSet<String>) -> usize {
-    let mut removed_outputs = HashSet::new();
-    let mut removed_inputs = HashSet::new();
-    let before = graph.node.len();
-    loop {
-        let index = GraphIndex::new(graph);
-        let dead: Vec<bool> = graph
-            .node
-            .iter()
-            .map(|node| {
-                !node.output.is_empty()
-                    && node.output.iter().any(|o| candidates.contains(o))
-                    && node.output.iter().all(|o| o.is_empty() || index.unused(o))
-            })
-            .collect();
-        if !dead.contains(&true) {
-            break;
-        }
-        for (node, _) in graph.node.iter().zip(&dead).filter(|(_, &d)| d) {
-            removed_outputs.extend(node.output.iter().cloned());
-            removed_inputs.extend(node.input.iter().cloned());
-            // What fed a removed node may now be dead too.
-            candidates.extend(node.input.iter().cloned());
-        }
-        let mut flags = dead.into_iter();
-        graph.node.retain(|_| !flags.next().unwrap_or(false));
-    }
-    let index = GraphIndex::new(graph);
-    graph.initializer.retain(|t| {
-        let name = t.name.as_deref().unwrap_or("");
-        !(removed_inputs.contains(name) && index.unused(name) && !index.graph_inputs.contains(name))
-    });
-    graph.value_info.retain(|vi| {
-        !vi.name
-            .as_ref()
-            .is_some_and(|n| removed_outputs.contains(n))
-    });
-    before - graph.node.len()
+pub(crate) fn remove_dead(graph: &mut GraphProto, candidates: HashSet<String>) -> usize {
+    IndexedGraph::new(graph).remove_dead(candidates)
 }
 
 impl Kind {

@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod chains;
+mod editing;
 mod fallback;
 mod functions;
 mod guards;
