@@ -83,6 +83,14 @@ pub fn tensor_floats(t: &TensorProto) -> Option<Vec<f32>> {
     if DataType::try_from(t.data_type?).ok()? != DataType::Float {
         return None;
     }
+    // Counted before anything is copied: a model's weights are float tensors too.
+    let count = t
+        .raw_data
+        .as_ref()
+        .map_or(t.float_data.len(), |raw| raw.len() / 4);
+    if count > MAX_CONST_ELEMENTS {
+        return None;
+    }
     let values: Vec<f32> = match &t.raw_data {
         Some(raw) => raw
             .chunks_exact(4)
@@ -90,7 +98,7 @@ pub fn tensor_floats(t: &TensorProto) -> Option<Vec<f32>> {
             .collect(),
         None => t.float_data.clone(),
     };
-    (values.len() <= MAX_CONST_ELEMENTS).then_some(values)
+    Some(values)
 }
 
 /// The values of a small integer tensor, or of a float one whose values are all integers
