@@ -5,6 +5,7 @@
 //! and prost-build. Encode and decode with [`prost::Message`], re-exported here.
 
 pub use prost;
+pub use prost::bytes::Bytes;
 pub use prost::Message;
 
 /// The `onnx` protobuf package.
@@ -33,7 +34,7 @@ mod tests {
             dims: vec![2, 3],
             data_type: Some(DataType::Float as i32),
             name: Some("x".into()),
-            raw_data: Some(vec![0; 24]),
+            raw_data: Some(vec![0; 24].into()),
             ..Default::default()
         };
         let bytes = t.encode_to_vec();

@@ -3,8 +3,9 @@
 use anyhow::{anyhow, bail, Context, Result};
 use nonzero_ort_runner::{self as runner, Status};
 use nonzero_proto::onnx::ModelProto;
-use nonzero_proto::Message;
-use std::io::Write;
+use nonzero_proto::{Bytes, Message};
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// Settings of one `optimize` run.
@@ -24,9 +25,11 @@ pub struct OptimizeArgs {
 /// Rewrites `input` into `output`; with `check`, runs both first and writes nothing unless
 /// every output is exactly equal.
 pub fn optimize_command(args: &OptimizeArgs) -> Result<()> {
-    let original =
-        std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?;
-    let (rewritten, report) = nonzero_optimize::optimize_with(&original, &args.options)
+    let original = Bytes::from(
+        std::fs::read(&args.input).with_context(|| format!("reading {}", args.input.display()))?,
+    );
+    // The buffer is shared with the decoded model's tensors (see optimize_bytes), not copied.
+    let (rewritten, report) = nonzero_optimize::optimize_bytes(original.clone(), &args.options)
         .map_err(|e| anyhow!("{}: {e}", args.input.display()))?;
     for rewrite in &report.rewrites {
         println!("{}", rewrite.line);
@@ -38,23 +41,28 @@ pub fn optimize_command(args: &OptimizeArgs) -> Result<()> {
     }
     println!("{}", report.summary());
     if let Some(path) = &args.report_json {
-        write_atomically(path, report.to_json().as_bytes())?;
+        write_atomically(path, |f| f.write_all(report.to_json().as_bytes()))?;
         println!("wrote the report to {}", path.display());
     }
     if args.check {
+        let bytes = rewritten.to_bytes();
         match &report.static_mode {
-            Some(s) => check_static(&original, &rewritten, &s.count_outputs, args)?,
-            None => check(&original, &rewritten, args)?,
+            Some(s) => check_static(&original, &bytes, &s.count_outputs, args)?,
+            None => check(&original, &bytes, args)?,
         }
     }
-    write_atomically(&args.output, &rewritten)?;
+    // Streamed: the model is never serialized into memory as a whole.
+    write_atomically(&args.output, |f| rewritten.write_to(f))?;
     println!("wrote {}", args.output.display());
     Ok(())
 }
 
-/// Writes `bytes` to a temporary file next to `path`, then renames it over `path`, so a failed
-/// write leaves nothing behind.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Writes to a temporary file next to `path` with `write` (through a buffer), then renames it
+/// over `path`, so a failed write leaves nothing behind.
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -68,10 +76,12 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         std::process::id()
     ));
     let result = (|| -> Result<()> {
-        let mut f = std::fs::File::create(&temp)
+        let f = File::create(&temp)
             .with_context(|| format!("cannot write the output {}", path.display()))?;
-        f.write_all(bytes)
-            .and_then(|_| f.sync_all())
+        let mut f = BufWriter::with_capacity(1 << 20, f);
+        write(&mut f)
+            .and_then(|_| f.into_inner().map_err(|e| e.into_error()))
+            .and_then(|f| f.sync_all())
             .with_context(|| format!("writing {}", temp.display()))?;
         std::fs::rename(&temp, path)
             .with_context(|| format!("cannot write the output {}", path.display()))

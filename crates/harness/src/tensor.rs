@@ -299,7 +299,7 @@ impl Tensor {
             TensorData::String(v) => {
                 t.string_data = v.iter().map(|s| s.as_bytes().to_vec()).collect()
             }
-            data => t.raw_data = data.to_le_bytes(),
+            data => t.raw_data = data.to_le_bytes().map(Into::into),
         }
         t
     }

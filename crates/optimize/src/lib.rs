@@ -11,6 +11,7 @@ mod graph;
 mod indexed;
 mod infer;
 mod options;
+mod output;
 mod patterns;
 mod readers;
 mod report;
@@ -24,13 +25,14 @@ pub mod versions;
 mod tests;
 
 pub use options::{Options, Provider};
+pub use output::Optimized;
 pub use patterns::{Kind, DOMAIN, DOMAIN_VERSION};
 pub use report::{Fact, Left, Reason, Report, Rewrite, UsedCoordinates};
 pub use static_mode::StaticReport;
 pub use validate::check_model;
 
 use nonzero_proto::onnx::{ModelProto, OperatorSetIdProto};
-use nonzero_proto::Message;
+use nonzero_proto::{Bytes, Message};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -95,8 +97,20 @@ pub fn optimize_with(
     model_bytes: &[u8],
     options: &Options,
 ) -> Result<(Vec<u8>, Report), OptimizeError> {
-    let mut model =
-        ModelProto::decode(model_bytes).map_err(|e| OptimizeError::NotAModel(e.to_string()))?;
+    let (optimized, report) = optimize_bytes(Bytes::copy_from_slice(model_bytes), options)?;
+    Ok((optimized.into_vec(), report))
+}
+
+/// [`optimize_with`] on a buffer it may keep: the model's tensors (`raw_data`) are decoded as
+/// slices of `model_bytes` instead of copies, and the result is serialized only when asked
+/// ([`Optimized::write_to`] streams it; when nothing is rewritten it is `model_bytes` itself).
+/// The CLI reads files this way, so a large model takes about its size in memory, not three times.
+pub fn optimize_bytes(
+    model_bytes: Bytes,
+    options: &Options,
+) -> Result<(Optimized, Report), OptimizeError> {
+    let mut model = ModelProto::decode(model_bytes.clone())
+        .map_err(|e| OptimizeError::NotAModel(e.to_string()))?;
     if model.ir_version.is_none() {
         return Err(OptimizeError::Incomplete("ir_version"));
     }
@@ -105,7 +119,7 @@ pub fn optimize_with(
     if options.static_shapes {
         let mut report = Report::default();
         static_mode::run(&mut model, options, &mut report)?;
-        return Ok((model.encode_to_vec(), report));
+        return Ok((Optimized::model(model), report));
     }
     let onnx_opset = versions::onnx_opset(&model.opset_import);
     fallback::check_existing(&model, onnx_opset)?;
@@ -140,7 +154,7 @@ pub fn optimize_with(
         report.note = Some(options.provider.why_nothing().to_string());
     }
     if report.rewrites.is_empty() && report.moved_to_domain == 0 {
-        return Ok((model_bytes.to_vec(), report));
+        return Ok((Optimized::unchanged(model_bytes), report));
     }
     if !imported {
         model.opset_import.push(OperatorSetIdProto {
@@ -153,5 +167,5 @@ pub fn optimize_with(
             report.fallback_functions = fallback::add_functions(&mut model, opset);
         }
     }
-    Ok((model.encode_to_vec(), report))
+    Ok((Optimized::model(model), report))
 }

@@ -111,7 +111,7 @@ impl Emitter {
             name: Some(name.clone()),
             data_type: Some(elem_type),
             dims: dims.to_vec(),
-            raw_data: Some(raw),
+            raw_data: Some(raw.into()),
             ..Default::default()
         });
         name

@@ -1,10 +1,14 @@
-//! The kept index (crate::indexed) against the slow, obvious forms it replaces: an index
-//! rebuilt after each edit, and dead-node removal in rounds over the whole graph.
+//! The kept index (crate::indexed) and the streamed output (crate::output) against the slow,
+//! obvious forms they replace: an index rebuilt after each edit, dead-node removal in rounds
+//! over the whole graph, and `encode_to_vec`.
 
 use super::{graph_attr, node};
 use crate::graph::GraphIndex;
 use crate::indexed::IndexedGraph;
-use nonzero_proto::onnx::{GraphProto, TensorProto, ValueInfoProto};
+use crate::output::Optimized;
+use nonzero_proto::onnx::{GraphProto, ModelProto, StringStringEntryProto, TensorProto};
+use nonzero_proto::onnx::{OperatorSetIdProto, ValueInfoProto};
+use nonzero_proto::{Bytes, Message};
 use std::collections::HashSet;
 
 /// Dead-node removal as it was: rounds over the whole graph, the index rebuilt each round.
@@ -159,5 +163,64 @@ fn replaced_and_inserted_nodes_are_indexed() {
             .node
             .iter()
             .any(|n| n.op_type.as_deref() == Some("Extra")));
+    }
+}
+
+/// A tensor with fields on both sides of `raw_data` (field 9).
+fn tensor(name: &str, bytes: usize) -> TensorProto {
+    TensorProto {
+        dims: vec![bytes as i64],
+        data_type: Some(2),
+        name: Some(name.into()),
+        raw_data: Some(Bytes::from(
+            (0..bytes).map(|i| i as u8).collect::<Vec<u8>>(),
+        )),
+        doc_string: Some(format!("{name} doc")),
+        metadata_props: vec![StringStringEntryProto {
+            key: Some("k".into()),
+            value: Some("v".into()),
+        }],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn streamed_model_equals_its_encoding() {
+    let graph = GraphProto {
+        node: vec![node("ReduceSum", &["big"], &["y"], vec![])],
+        name: Some("g".into()),
+        initializer: vec![
+            tensor("small", 10),
+            tensor("big", 3 << 20),
+            tensor("b2", 1 << 20),
+        ],
+        doc_string: Some("after the initializers".into()),
+        output: vec![ValueInfoProto {
+            name: Some("y".into()),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let model = ModelProto {
+        ir_version: Some(8),
+        producer_name: Some("test".into()),
+        graph: Some(graph),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(17),
+        }],
+        ..Default::default()
+    };
+    for model in [
+        model.clone(),
+        ModelProto {
+            graph: None,
+            ..model
+        },
+    ] {
+        let want = model.encode_to_vec();
+        let mut got = vec![];
+        Optimized::model(model).write_to(&mut got).unwrap();
+        assert!(got == want, "streamed bytes differ from encode_to_vec");
     }
 }

@@ -10,7 +10,7 @@ fn weights(name: &str, dims: &[i64]) -> TensorProto {
         dims: dims.to_vec(),
         data_type: Some(DataType::Float as i32),
         name: Some(name.into()),
-        raw_data: Some(vec![0; 4 * count as usize]),
+        raw_data: Some(vec![0; 4 * count as usize].into()),
         ..Default::default()
     }
 }

@@ -17,7 +17,7 @@ fn float_scalar(name: &str, v: f32) -> TensorProto {
         dims: vec![],
         data_type: Some(DataType::Float as i32),
         name: Some(name.into()),
-        raw_data: Some(v.to_le_bytes().to_vec()),
+        raw_data: Some(v.to_le_bytes().to_vec().into()),
         ..Default::default()
     }
 }
