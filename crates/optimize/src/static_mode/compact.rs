@@ -54,7 +54,7 @@ pub fn emit(
 ) -> Option<Compacted> {
     let numel: i64 = dims.iter().product();
     let c = capacity.map_or(numel, |cap| cap.min(numel));
-    let selection = Selection::of(e, mask, mask_type, numel)?;
+    let mut selection = Selection::of(e, mask, mask_type, numel)?;
     let k = selection.running_count(e);
     let total = selection.count_from(e, &k, numel);
     // Integer selections are written as arithmetic, not Where: ONNX Runtime 1.17.3's Where
@@ -70,9 +70,10 @@ pub fn emit(
     let kept = if c < numel {
         let within = e.binary("Less", &k, &cap_plus_one);
         let within = e.cast(&within, DataType::Int64);
-        e.binary("Mul", &selection.ones, &within)
+        let ones = selection.ones(e);
+        e.binary("Mul", &ones, &within)
     } else {
-        selection.ones.clone()
+        selection.ones(e)
     };
     let step = e.binary("Sub", &before, &cap);
     let scaled = e.binary("Mul", &kept, &step);

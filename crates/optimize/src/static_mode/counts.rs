@@ -106,7 +106,7 @@ pub fn find(view: &View) -> Option<CountUse> {
 impl CountUse {
     /// Writes the count form; its last node outputs `output`.
     pub fn emit(&self, e: &mut Emitter, output: &str) -> Option<()> {
-        let selection = Selection::of(e, &self.mask, self.mask_type, self.numel)?;
+        let mut selection = Selection::of(e, &self.mask, self.mask_type, self.numel)?;
         let count = selection.count(e);
         match &self.sizes {
             None if self.per_count == 1 => {

@@ -8,8 +8,9 @@ use nonzero_proto::onnx::tensor_proto::DataType;
 pub struct Selection {
     /// bool `[numel]`: true where the mask element is not zero.
     pub selected: String,
-    /// int64 `[numel]`: 1 where selected, else 0.
-    pub ones: String,
+    /// int64 `[numel]`: 1 where selected, else 0 (made when first asked for: the Where forms
+    /// of masked writes need only `selected`).
+    ones: Option<String>,
 }
 
 impl Selection {
@@ -25,23 +26,35 @@ impl Selection {
             e.op("Not", &[&equal], vec![])
         };
         let selected = e.reshape(&as_bool, &[numel]);
-        let ones = e.cast(&selected, DataType::Int64);
-        Some(Selection { selected, ones })
+        Some(Selection {
+            selected,
+            ones: None,
+        })
+    }
+
+    /// int64 `[numel]`: 1 where selected, else 0.
+    pub fn ones(&mut self, e: &mut Emitter) -> String {
+        let selected = &self.selected;
+        self.ones
+            .get_or_insert_with(|| e.cast(selected, DataType::Int64))
+            .clone()
     }
 
     /// int64 `[numel]`: how many elements are selected up to and including each one.
-    pub fn running_count(&self, e: &mut Emitter) -> String {
-        e.cumsum(&self.ones)
+    pub fn running_count(&mut self, e: &mut Emitter) -> String {
+        let ones = self.ones(e);
+        e.cumsum(&ones)
     }
 
     /// int64 scalar: how many are selected.
-    pub fn count(&self, e: &mut Emitter) -> String {
-        e.sum_all(&self.ones)
+    pub fn count(&mut self, e: &mut Emitter) -> String {
+        let ones = self.ones(e);
+        e.sum_all(&ones)
     }
 
     /// int64 scalar: how many are selected, read off the running count's last element (one
     /// pass fewer than a sum) when there is one.
-    pub fn count_from(&self, e: &mut Emitter, running: &str, numel: i64) -> String {
+    pub fn count_from(&mut self, e: &mut Emitter, running: &str, numel: i64) -> String {
         if numel == 0 {
             return self.count(e);
         }

@@ -12,6 +12,9 @@ pub enum Updates {
     Listed(String),
     /// `U[j] = flatten(Expand(value, tail))[j mod |tail|]`.
     Periodic { value: String, tail: Vec<i64> },
+    /// Periodic with the period a whole row of the data, and the write mask selecting whole
+    /// rows: every written element is the value broadcast to the data's shape.
+    Broadcast { value: String },
     /// `U = flatten(op(rows, other))` (or `op(other, rows)`) where rows are the selected rows
     /// of the data itself, in the write mask's order.
     Elementwise {
@@ -26,6 +29,7 @@ impl Updates {
         match self {
             Updates::Listed(t) => format!("U = {t}"),
             Updates::Periodic { value, .. } => format!("U = {value} repeated"),
+            Updates::Broadcast { value } => format!("{value} broadcast"),
             Updates::Elementwise { op, other, .. } => format!("{op}(X, {other})"),
         }
     }
@@ -130,6 +134,17 @@ pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[i64]) -> Up
                 .zip(tail.iter().rev())
                 .all(|(&v, &t)| v == 1 || v == t);
         if broadcasts && tail.iter().all(|&t| t > 0) {
+            // The k-th selected element is element k mod |row| of its row when the mask selects
+            // whole rows and a row is the period: the value at the element's own column.
+            let row_rank = dims.len().saturating_sub(tail.len());
+            let whole_rows = dims.ends_with(&tail)
+                && row_mask(view, mask).is_some_and(|rows| {
+                    static_dims(view.shapes, &rows).map(|d| d.len()) == Some(row_rank)
+                        && selects_rows(view, mask, &rows, row_rank, dims)
+                });
+            if whole_rows {
+                return Updates::Broadcast { value: base };
+            }
             return Updates::Periodic { value: base, tail };
         }
     }
@@ -203,6 +218,17 @@ fn gathered_mask(view: &View, name: &str, data: &str) -> Option<String> {
     let data_dims = static_dims(view.shapes, data)?;
     let mask_dims = static_dims(view.shapes, &t.mask)?;
     data_dims.starts_with(&mask_dims).then_some(t.mask)
+}
+
+/// The row mask m of a write mask `Expand(Unsqueeze(m, axes), shape)`.
+fn row_mask(view: &View, mask: &str) -> Option<String> {
+    let expand = view
+        .producer(mask)
+        .filter(|n| view.is_op(n, "Expand") && n.input.len() == 2)?;
+    let unsqueeze = view
+        .producer(&expand.input[0])
+        .filter(|n| view.is_op(n, "Unsqueeze"))?;
+    unsqueeze.input.first().cloned()
 }
 
 /// True when the write mask is the row mask `rows` expanded over each row:

@@ -96,7 +96,7 @@ impl MaskedWrite {
     /// Writes the Where form; its last node outputs `output` (the ScatterND's output).
     pub fn emit(&self, e: &mut Emitter, output: &str) -> Option<()> {
         let numel: i64 = self.dims.iter().product();
-        let selection = Selection::of(e, &self.mask, self.mask_type, numel)?;
+        let mut selection = Selection::of(e, &self.mask, self.mask_type, numel)?;
         let data = e.reshape(&self.data, &[numel]);
         let mut values = match &self.updates {
             Updates::Listed(list) => {
@@ -117,6 +117,11 @@ impl MaskedWrite {
                 let period = e.scalar(period);
                 let at = e.binary("Mod", &before, &period);
                 e.op("Gather", &[&pattern, &at], vec![int_attr("axis", 0)])
+            }
+            Updates::Broadcast { value } => {
+                let full = e.ints(&self.dims);
+                let full = e.op("Expand", &[value, &full], vec![]);
+                e.reshape(&full, &[numel])
             }
             Updates::Elementwise {
                 op,
