@@ -13,7 +13,9 @@ The models are the committed exports (models/exported, models/real), exactly as 
 their input shapes are fixed, to about SIZE x SIZE elements.
 
     .venv-bench/bin/python benches/static_forms.py [--size 2048] [--repeats 15] [--write-docs]
-writes build/bench/static_forms.{md,json}; --write-docs also docs/performance-static.md."""
+    .venv-bench/bin/python benches/static_forms.py --plot-only build/bench/static_forms.json
+writes build/bench/static_forms.{md,json,png}; --write-docs also docs/performance-static.{md,png}.
+(.venv-static has OpenVINO but no matplotlib: there, the plot is left out.)"""
 
 import argparse
 import json
@@ -143,6 +145,35 @@ def table(rows):
     return "\n".join(lines) + "\n"
 
 
+def plot(rows, path):
+    """Speed-up over the built-in kernels (spinning off), per pattern and density, log scale."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("matplotlib missing: no plot")
+        return False
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in rows if not r["spinning"]]
+    keys = [k for k in ("library", "rewritten", "static", "ov static") if any(k in r["ms"] for r in rows)]
+    labels = [f"{r['pattern']} {r['density']:.0%}" for r in rows]
+    fig, ax = plt.subplots(figsize=(13, 6))
+    width = 0.8 / len(keys)
+    for i, k in enumerate(keys):
+        ratios = [r["ms"]["builtin"] / r["ms"][k] if k in r["ms"] else 0 for r in rows]
+        ax.bar([x + i * width for x in range(len(rows))], ratios, width, label=k)
+    ax.axhline(1, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_ylabel("ONNX Runtime built-in time / contender time")
+    ax.set_xticks([x + width * (len(keys) - 1) / 2 for x in range(len(rows))], labels, fontsize=7, rotation=30, ha="right")
+    ax.set_title("nonzero optimize --static against the dynamic export (spinning off; above 1: faster)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=2048)
@@ -150,7 +181,12 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-openvino", dest="openvino", action="store_false")
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--plot-only", metavar="JSON", help="draw the plot of an earlier run's JSON")
     args = parser.parse_args()
+    if args.plot_only:
+        rows = json.load(open(args.plot_only))
+        plot(rows, os.path.join(ROOT, "docs/performance-static.png") if args.write_docs else os.path.join(ortbench.BUILD, "static_forms.png"))
+        return 0
     rows = []
     with tempfile.TemporaryDirectory(prefix="nz-static-bench-") as work:
         for spinning in (True, False):
@@ -161,7 +197,9 @@ def main():
                     print(rows[-1], flush=True)
     md = f"{ortbench.header(f'size {args.size}, {args.threads} threads, {args.repeats} interleaved repeats')}\n\n{table(rows)}"
     ortbench.write_outputs("static_forms", md, rows)
+    plot(rows, os.path.join(ortbench.BUILD, "static_forms.png"))
     if args.write_docs:
+        plot(rows, os.path.join(ROOT, "docs/performance-static.png"))
         with open(os.path.join(ROOT, "docs/performance-static.md"), "w") as f:
             f.write("# Static forms against the dynamic models (benches/static_forms.py)\n\n" + md)
 
