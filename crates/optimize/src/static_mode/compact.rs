@@ -54,6 +54,9 @@ pub fn emit(
 ) -> Option<Compacted> {
     let numel: i64 = dims.iter().product();
     let c = capacity.map_or(numel, |cap| cap.min(numel));
+    if numel == 0 {
+        return Some(empty_selection(e, dims.len() as i64, output));
+    }
     let mut selection = Selection::of(e, mask, mask_type, numel)?;
     let k = selection.running_count(e);
     let total = selection.count_from(e, &k, numel);
@@ -102,8 +105,10 @@ pub fn emit(
                 let s = e.scalar(stride);
                 coordinate = e.binary("Div", &coordinate, &s);
             }
+            // An empty mask (a size 0) leaves nothing to divide; ONNX Runtime refuses a
+            // constant integer divisor of 0 when it loads the model, so 1 stands in for it.
             if axis > 0 {
-                let d = e.scalar(dims[axis]);
+                let d = e.scalar(dims[axis].max(1));
                 coordinate = e.binary("Mod", &coordinate, &d);
             }
             rows.push(e.unsqueeze(&coordinate, &[0]));
@@ -139,7 +144,7 @@ fn padding_like(
         .map(|&d| (d >= 0).then_some(d))
         .product();
     match later {
-        Some(row) if axis == 0 && row > 1 => {
+        Some(row) if axis == 0 && row > 1 && compacted.capacity > 0 => {
             let elements = e.range(compacted.capacity * row);
             let row_size = e.scalar(row);
             let limit = e.binary("Mul", &compacted.count, &row_size);
@@ -154,6 +159,23 @@ fn padding_like(
             *shape.get_mut(axis)? = -1;
             Some(e.reshape(&compacted.padding, &shape))
         }
+    }
+}
+
+/// A mask without elements selects nothing, whatever its values: `[rank, 0]` coordinates and a
+/// count of 0, as constants (no Reshape to a size 0, which ONNX Runtime reads as "copy" before
+/// opset 14, and no division by a size 0).
+fn empty_selection(e: &mut Emitter, rank: i64, output: &str) -> Compacted {
+    let int64 = DataType::Int64 as i32;
+    let coordinates = e.empty(int64, &[rank, 0]);
+    e.op("Identity", &[&coordinates], vec![]);
+    e.finish_as(output);
+    Compacted {
+        count: e.scalar(0),
+        padding: e.empty(DataType::Bool as i32, &[0]),
+        flat: e.empty(int64, &[0]),
+        numel: 0,
+        capacity: 0,
     }
 }
 
@@ -172,6 +194,22 @@ pub fn emit_gather(
     // elements, so each of the data's indexed sizes (the mask's) is at least 1. They read the
     // last element, which the Where below replaces with 0.
     let (data, coordinates) = (&gather.input[0], &gather.input[1]);
+    let axis = match kind {
+        GatherKind::Nd { .. } => 0,
+        GatherKind::Axis(axis) => axis,
+    };
+    let mut dims = out_dims.to_vec();
+    *dims.get_mut(axis)? = compacted.capacity;
+    if dims.contains(&0) {
+        // Nothing to gather (no capacity, or rows of no element): an empty output of the
+        // gather's fixed sizes, without Reshapes to a size 0.
+        if dims.iter().all(|&d| d >= 0) {
+            let empty = e.empty(data_type, &dims);
+            e.op("Identity", &[&empty], vec![]);
+            e.finish_as(&gather.output[0]);
+            return Some(());
+        }
+    }
     let row: Option<Vec<i64>> = out_dims
         .get(1..)
         .map(|d| d.to_vec())
@@ -205,7 +243,7 @@ pub fn emit_gather(
     };
     let padding_rows = padding_like(e, compacted, padded_axis, out_dims)?;
     let zero = e.zero(data_type)?;
-    e.where_(&padding_rows, &zero, &rows);
+    e.select(&padding_rows, &zero, &rows, data_type);
     e.finish_as(&gather.output[0]);
     Some(())
 }

@@ -106,8 +106,12 @@ pub fn find(view: &View) -> Option<CountUse> {
 impl CountUse {
     /// Writes the count form; its last node outputs `output`.
     pub fn emit(&self, e: &mut Emitter, output: &str) -> Option<()> {
-        let mut selection = Selection::of(e, &self.mask, self.mask_type, self.numel)?;
-        let count = selection.count(e);
+        let count = if self.numel == 0 {
+            e.scalar(0)
+        } else {
+            let mut selection = Selection::of(e, &self.mask, self.mask_type, self.numel)?;
+            selection.count(e)
+        };
         match &self.sizes {
             None if self.per_count == 1 => {
                 e.op("Identity", &[&count], vec![]);

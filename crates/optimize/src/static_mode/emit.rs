@@ -117,6 +117,11 @@ impl Emitter {
         name
     }
 
+    /// An empty tensor of `elem_type` and `dims` (some size 0), as an initializer.
+    pub fn empty(&mut self, elem_type: i32, dims: &[i64]) -> String {
+        self.initializer(elem_type, dims, vec![])
+    }
+
     /// A 1-D int64 constant.
     pub fn ints(&mut self, values: &[i64]) -> String {
         let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -153,8 +158,23 @@ impl Emitter {
         self.op("Cast", &[x], vec![int_attr("to", to as i64)])
     }
 
+    /// Reshape to fixed `shape`. A 0 in a Reshape's shape copies the input's size unless
+    /// `allowzero` (opset 14): from 14 it is set where a size is 0; before, the first 0 becomes
+    /// -1 (the element count is 0 then, so -1 is 0).
     pub fn reshape(&mut self, x: &str, shape: &[i64]) -> String {
-        let shape = self.ints(shape);
+        if !shape.contains(&0) {
+            let shape = self.ints(shape);
+            return self.op("Reshape", &[x, &shape], vec![]);
+        }
+        if self.opset >= 14 {
+            let shape = self.ints(shape);
+            return self.op("Reshape", &[x, &shape], vec![int_attr("allowzero", 1)]);
+        }
+        let mut shape = shape.to_vec();
+        if let Some(first) = shape.iter_mut().find(|d| **d == 0) {
+            *first = -1;
+        }
+        let shape = self.ints(&shape);
         self.op("Reshape", &[x, &shape], vec![])
     }
 
@@ -210,6 +230,25 @@ impl Emitter {
 
     pub fn where_(&mut self, condition: &str, x: &str, y: &str) -> String {
         self.op("Where", &[condition, x, y], vec![])
+    }
+
+    /// `Where(condition, x, y)` for values of `elem_type`, through a type ONNX Runtime's Where
+    /// has a kernel for (1.17.3: uint8, int32, int64, float16, float, double, string; not bool,
+    /// int8, int16, uint16, uint32, uint64, bfloat16): the others are cast there and back,
+    /// which keeps every value (bfloat16 and the small integers widen exactly; uint64 and int64
+    /// share their bits).
+    pub fn select(&mut self, condition: &str, x: &str, y: &str, elem_type: i32) -> String {
+        use DataType as T;
+        let via = match T::try_from(elem_type) {
+            Ok(T::Bool) => T::Uint8,
+            Ok(T::Int8 | T::Int16 | T::Uint16 | T::Uint32 | T::Uint64) => T::Int64,
+            Ok(T::Bfloat16) => T::Float,
+            _ => return self.where_(condition, x, y),
+        };
+        let (x, y) = (self.cast(x, via), self.cast(y, via));
+        let chosen = self.where_(condition, &x, &y);
+        let back = T::try_from(elem_type).expect("matched above");
+        self.cast(&chosen, back)
     }
 
     /// Moves the emitted nodes into `graph` before node `at`, and the initializers after the

@@ -38,6 +38,8 @@ pub struct MaskedWrite {
     /// The elementwise op of ScatterND's `reduction` (`None`: plain writes).
     combine: Option<&'static str>,
     mask_type: i32,
+    /// The data's element type.
+    data_type: i32,
     dims: Vec<i64>,
     pub line: String,
 }
@@ -72,6 +74,7 @@ pub fn find(view: &View) -> Option<MaskedWrite> {
             return None;
         }
         let mask_type = view.shapes.get(&traced.mask).elem_type?;
+        let data_type = view.shapes.get(data).elem_type?;
         let updates = updates(view, &node.input[2], data, &traced.mask, &dims);
         Some(MaskedWrite {
             node: i,
@@ -87,6 +90,7 @@ pub fn find(view: &View) -> Option<MaskedWrite> {
             updates,
             combine,
             mask_type,
+            data_type,
             dims,
         })
     })
@@ -96,6 +100,12 @@ impl MaskedWrite {
     /// Writes the Where form; its last node outputs `output` (the ScatterND's output).
     pub fn emit(&self, e: &mut Emitter, output: &str) -> Option<()> {
         let numel: i64 = self.dims.iter().product();
+        if numel == 0 {
+            // No element to write: the data itself (and no Reshape to a size 0).
+            e.op("Identity", &[&self.data], vec![]);
+            e.finish_as(output);
+            return Some(());
+        }
         let mut selection = Selection::of(e, &self.mask, self.mask_type, numel)?;
         let data = e.reshape(&self.data, &[numel]);
         let mut values = match &self.updates {
@@ -140,7 +150,7 @@ impl MaskedWrite {
         if let Some(op) = self.combine {
             values = e.binary(op, &data, &values);
         }
-        let written = e.where_(&selection.selected, &values, &data);
+        let written = e.select(&selection.selected, &values, &data, self.data_type);
         e.reshape(&written, &self.dims);
         e.finish_as(output);
         Some(())
