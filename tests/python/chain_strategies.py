@@ -145,9 +145,12 @@ class Builder:
     def data(self, name, dtype, shape, roles):
         return self.add_input(name, self.draw(hnp.arrays(np.dtype(dtype), tuple(shape), elements=elements(dtype))), roles)
 
-    def mask(self, name, dtype, shape, roles, inside=None):
-        """A mask of the density drawn; `inside` (the data's sizes) clears, if drawn, the
-        entries past the data's end, so that every selected coordinate is in range."""
+    def mask(self, name, dtype, shape, roles, inside=None, data=()):
+        """A mask of the density drawn; `inside` (the data's leading sizes) clears, if drawn, the
+        entries past the data's end, so that every selected coordinate is in range. They are
+        always cleared when the data (any tensor of `data` shapes) is empty: ONNX Runtime
+        1.17.3's GatherND then reads past it (garbage, or a segmentation fault) instead of
+        failing, and 1.31.1 runs when the slices it reads are empty."""
         density = self.draw(st.sampled_from(DENSITIES))
         shape = tuple(shape)
         if density == "none":
@@ -157,7 +160,7 @@ class Builder:
         else:
             values = [False, True] if dtype == "bool" else [0, -0.0, *mask_values(dtype)] if dtype.startswith("float") else [0, *mask_values(dtype)]
             m = self.draw(hnp.arrays(np.dtype(dtype), shape, elements=st.sampled_from(values)))
-        if inside is not None and self.draw(st.booleans()):
+        if inside is not None and (0 in [d for shape in data for d in shape] or self.draw(st.booleans())):
             for axis, size in enumerate(inside):
                 index = [slice(None)] * len(shape)
                 index[axis] = slice(size, None)
@@ -188,19 +191,33 @@ class Builder:
 @st.composite
 def gather_nd(draw):
     """x[m]: NonZero(m) -> Transpose -> GatherND(x) (torch, tf2onnx), with an Identity between
-    Transpose and GatherND as paddle2onnx writes it."""
+    Transpose and GatherND as paddle2onnx writes it; the coordinates may also be gathered from
+    a second tensor, or be a graph output too."""
     b = Builder(draw)
     k, trail = draw(st.integers(1, 3)), b.sizes(draw(st.integers(0, 2)))
     dtype, mask_dtype = draw(st.sampled_from(DATA_DTYPES)), draw(st.sampled_from(MASK_DTYPES))
     lead = b.sizes(k)
-    b.mask("m", mask_dtype, b.mask_sizes(lead), [f"n{i}" for i in range(k)], inside=lead)
+    extra = draw(st.sampled_from(["none", "none", "second", "output"]))
+    trail2 = b.sizes(draw(st.integers(0, 1)))
+    b.mask("m", mask_dtype, b.mask_sizes(lead), [f"n{i}" for i in range(k)], inside=lead,
+           data=[lead + trail] + ([lead + trail2] if extra == "second" else []))
     b.data("x", dtype, lead + trail, [f"n{i}" for i in range(k)] + [f"t{i}" for i in range(len(trail))])
     t = b.transpose(b.node("NonZero", ["m"], "nz"))
     if draw(st.booleans()):
         t = b.node("Identity", [t], "t_identity")
     b.node("GatherND", ["x", t], "y")
     b.output("y", dtype)
-    return b.chain("gather_nd", ["GatherND_y"])
+    readers, outputs = ["GatherND_y"], []
+    if extra == "second":  # boxes[m] and scores[m] from one NonZero (detection post-processing)
+        dtype2 = draw(st.sampled_from(DATA_DTYPES))
+        b.data("z", dtype2, lead + trail2, [f"n{i}" for i in range(k)] + [f"u{i}" for i in range(len(trail2))])
+        b.node("GatherND", ["z", t], "y2")
+        b.output("y2", dtype2)
+        readers.append("GatherND_y2")
+    elif extra == "output":  # the coordinates are also a graph output
+        b.output(t, "int64")
+        outputs.append(t)
+    return b.chain("gather_nd", readers, coordinate_outputs=outputs)
 
 
 @st.composite
@@ -216,7 +233,7 @@ def gather_column(draw):
     dtype, mask_dtype = draw(st.sampled_from(DATA_DTYPES)), draw(st.sampled_from(MASK_DTYPES))
     lead = b.sizes(rank)
     roles = [f"n{i}" for i in range(rank)]
-    b.mask("m", mask_dtype, b.mask_sizes(lead), roles, inside=lead)
+    b.mask("m", mask_dtype, b.mask_sizes(lead), roles, inside=lead, data=[lead + trail])
     b.data("x", dtype, lead + trail, roles + [f"t{i}" for i in range(len(trail))])
     m, x = "m", "x"
     if rank == 2:
@@ -246,7 +263,7 @@ def column_read(draw):
     sizes, trail = b.sizes(k), b.sizes(draw(st.integers(0, 1)))
     roles = [f"n{j}" for j in range(k)]
     lead = sizes[i] if not b.mismatch else max(0, sizes[i] + draw(st.sampled_from([0, -1, 1])))
-    b.mask("m", mask_dtype, sizes, roles, inside=sizes[:i] + [lead] + sizes[i + 1:])
+    b.mask("m", mask_dtype, sizes, roles, inside=sizes[:i] + [lead] + sizes[i + 1:], data=[[lead] + trail])
     b.data("x", dtype, [lead] + trail, [roles[i]] + [f"t{j}" for j in range(len(trail))])
     nz = b.node("NonZero", ["m"], "nz")
     index = b.const("i", i, scalar=True)
@@ -297,7 +314,7 @@ def masked_scatter(draw):
     roles = [f"n{i}" for i in range(len(shape))]
     b.data("x", dtype, shape, roles)
     if draw(st.booleans()):
-        m = b.mask("m", "bool", b.mask_sizes(shape), roles, inside=shape)
+        m = b.mask("m", "bool", b.mask_sizes(shape), roles, inside=shape, data=[shape])
     else:  # a mask that Expand broadcasts to x's shape
         small = [s if draw(st.booleans()) else 1 for s in shape]
         b.mask("m", "bool", small, roles)
@@ -352,7 +369,7 @@ def masked_add(draw):
     k, trail = draw(st.integers(1, 2)), b.sizes(draw(st.integers(0, 1)))
     lead, troles = b.sizes(k), [f"t{i}" for i in range(len(trail))]
     roles = [f"n{i}" for i in range(k)]
-    b.mask("m", "bool", b.mask_sizes(lead), roles, inside=lead)
+    b.mask("m", "bool", b.mask_sizes(lead), roles, inside=lead, data=[lead + trail])
     b.data("x", dtype, lead + trail, roles + troles)
     v_shape = draw(st.sampled_from([trail, [1] * len(trail), []]))
     b.data("v", dtype, v_shape, troles[len(troles) - len(v_shape):])
