@@ -144,12 +144,13 @@ fn trace_at(view: &View, name: &str, depth: usize) -> Option<Traced> {
             (t.squeezed && is_axis_one(&axes)).then_some(())?;
             extend(t, false)
         }
-        // A Reshape of the squeezed column to [-1] is the column (the dynamo exporter writes
-        // it before index_select: `mask.nonzero().squeeze(1)`).
+        // A Reshape to [-1] of the squeezed column (the dynamo exporter writes it before
+        // index_select: `mask.nonzero().squeeze(1)`), or of a 1-D mask's `[nnz, 1]` coordinates
+        // (paddle2onnx's `paddle.nonzero(m).flatten()`), is the column.
         "Reshape" if node.input.len() == 2 && node.output.len() == 1 => {
             let t = step(input0)?;
             let shape = view.index.const_ints(view.graph, &node.input[1])?;
-            (t.squeezed && shape == [-1]).then_some(())?;
+            ((t.squeezed || t.mask_rank == 1) && shape == [-1]).then_some(())?;
             extend(t, true)
         }
         "Split" if node.output.len() == 1 => {
