@@ -262,6 +262,22 @@ pub fn emit_reduction(
     data_type: i32,
 ) -> Option<()> {
     let padding = padding_like(e, compacted, reduction.axis, input_dims)?;
+    if let Some(lowest) = match node.op_type.as_deref() {
+        Some("ReduceMax") => Some(true),
+        Some("ReduceMin") => Some(false),
+        _ => None,
+    } {
+        // The padding reads as the type's lowest (max) or highest (min) value: exact, and an
+        // empty selection gives what ONNX Runtime gives for an empty max or min (-inf, the
+        // type's minimum; +inf, its maximum).
+        let identity = e.extreme(data_type, lowest)?;
+        let masked = e.select(&padding, &identity, &node.input[0], data_type);
+        let mut reduce = node.clone();
+        reduce.input[0] = masked;
+        reduce.name = Some(e.fresh(node.op_type.as_deref().unwrap_or("Reduce")));
+        e.nodes.push(reduce);
+        return Some(());
+    }
     let identity = e.sum_identity(data_type)?;
     let masked = e.where_(&padding, &identity, &node.input[0]);
     let axes: Vec<i64> = reduction.axes.iter().map(|&a| a as i64).collect();

@@ -154,6 +154,32 @@ impl Emitter {
         Some(self.initializer(elem_type, &[], raw))
     }
 
+    /// The lowest (or highest) value of `elem_type` as a scalar: -inf/+inf for floats, the
+    /// integer range's ends; `None` for bool, strings and complex.
+    pub fn extreme(&mut self, elem_type: i32, lowest: bool) -> Option<String> {
+        use DataType as T;
+        let raw: Vec<u8> = match (T::try_from(elem_type).ok()?, lowest) {
+            (T::Float, true) => f32::NEG_INFINITY.to_le_bytes().to_vec(),
+            (T::Float, false) => f32::INFINITY.to_le_bytes().to_vec(),
+            (T::Double, true) => f64::NEG_INFINITY.to_le_bytes().to_vec(),
+            (T::Double, false) => f64::INFINITY.to_le_bytes().to_vec(),
+            (T::Float16, true) => 0xfc00u16.to_le_bytes().to_vec(),
+            (T::Float16, false) => 0x7c00u16.to_le_bytes().to_vec(),
+            (T::Bfloat16, true) => 0xff80u16.to_le_bytes().to_vec(),
+            (T::Bfloat16, false) => 0x7f80u16.to_le_bytes().to_vec(),
+            (T::Int8, l) => (if l { i8::MIN } else { i8::MAX }).to_le_bytes().to_vec(),
+            (T::Uint8, l) => (if l { u8::MIN } else { u8::MAX }).to_le_bytes().to_vec(),
+            (T::Int16, l) => (if l { i16::MIN } else { i16::MAX }).to_le_bytes().to_vec(),
+            (T::Uint16, l) => (if l { u16::MIN } else { u16::MAX }).to_le_bytes().to_vec(),
+            (T::Int32, l) => (if l { i32::MIN } else { i32::MAX }).to_le_bytes().to_vec(),
+            (T::Uint32, l) => (if l { u32::MIN } else { u32::MAX }).to_le_bytes().to_vec(),
+            (T::Int64, l) => (if l { i64::MIN } else { i64::MAX }).to_le_bytes().to_vec(),
+            (T::Uint64, l) => (if l { u64::MIN } else { u64::MAX }).to_le_bytes().to_vec(),
+            _ => return None,
+        };
+        Some(self.initializer(elem_type, &[], raw))
+    }
+
     pub fn cast(&mut self, x: &str, to: DataType) -> String {
         self.op("Cast", &[x], vec![int_attr("to", to as i64)])
     }

@@ -39,7 +39,7 @@ pub struct Flow {
     pub nested: Vec<String>,
 }
 
-/// A `ReduceSum` or `ReduceMean` whose axes include the padded one.
+/// A `ReduceSum`, `ReduceMean`, `ReduceMax` or `ReduceMin` whose axes include the padded one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reduction {
     /// The reduction's output (its node is found by it).
@@ -268,7 +268,7 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                             (t.axis - before, t.rank - axes.len())
                         };
                         todo.push(step(axis, rank, false));
-                    } else if matches!(op, "ReduceSum" | "ReduceMean") {
+                    } else {
                         flow.reductions.push(Reduction {
                             output: node.output[0].clone(),
                             axis: t.axis,
@@ -276,9 +276,6 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                             axes,
                             keepdims,
                         });
-                    } else {
-                        // Max and min of an empty selection are not defined alike everywhere.
-                        return refuse();
                     }
                 }
                 _ if UNARY.contains(&op) && !t.coords && node.output.len() == 1 => {
