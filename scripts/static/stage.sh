@@ -2,7 +2,9 @@
 # docs/static.md "How it is judged"): OpenVINO 2026.4.1 (CPU) and IREE 3.13.0 (llvm-cpu) beside
 # ONNX Runtime 1.31.1, in .venv-static (requirements/static.txt, remade when that file changes).
 # tests/static proves the judge on hand-made models, then judges the committed exports as they
-# are and writes build/static/report.md. IREE's compiled modules are cached in build/static/iree/.
+# are and after `nonzero optimize --static` (target/release/nonzero, built here as scripts/setup
+# builds it, a no-op when current; $NONZERO_CLI names another) and writes build/static/report.md.
+# IREE's compiled modules are cached in build/static/iree/.
 static_venv() {
   venv .venv-static requirements/static.txt
 }
@@ -12,7 +14,11 @@ stage_static() {
   step "static: .venv-static (requirements/static.txt: OpenVINO, IREE, ONNX Runtime 1.31.1)"
   static_venv
   mkdir -p build/static
-  step "static: tests/static (the judge on hand-made models; the committed exports as they are)"
+  if [ -z "${NONZERO_CLI:-}" ]; then
+    step "static: the nonzero CLI (cargo build --release --workspace, as scripts/setup)"
+    cargo build --release --quiet --workspace
+  fi
+  step "static: tests/static (the judge on hand-made models; the committed exports as they are and after --static)"
   .venv-static/bin/python -m pytest -q tests/static
   echo "OpenVINO's verdicts and IREE's compiles (build/static/report.md):"
   cat build/static/report.md

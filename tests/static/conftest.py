@@ -1,6 +1,7 @@
 """Shared set-up of tests/static (run by the static stage of scripts/test, in .venv-static): the
 hand-made models written once under build/static/handmade/, so that IREE's compile cache
-(build/static/iree/, keyed by the model's bytes) serves every later run."""
+(build/static/iree/, keyed by the model's bytes) serves every later run; and the tables of the
+exports before and after `--static`, written to build/static/report.md at the session's end."""
 
 import pathlib
 
@@ -8,6 +9,7 @@ import onnx
 import pytest
 
 import handmade
+import report
 from judge import BUILD
 
 # The shapes of the hand-made models: rank 1 to 3 (the coordinates' Div/Mod per axis).
@@ -23,7 +25,8 @@ def _ident(shape):
 @pytest.fixture(scope="session")
 def models():
     """{(kind, shape): path} of every hand-made model: kind is nonzero, x_mask, mask_assign and
-    each one's `_static` form."""
+    each one's `_static` form; and ("comparisons", (6,)) and ("arithmetic", (6,)) (handmade's
+    comparisons(6) and arithmetic(6))."""
     folder = BUILD / "handmade"
     folder.mkdir(parents=True, exist_ok=True)
     out = {}
@@ -42,7 +45,21 @@ def models():
             if not path.exists() or path.read_bytes() != data:
                 path.write_bytes(data)
             out[kind, shape] = path
+    for kind, model in (("comparisons", handmade.comparisons(6)), ("arithmetic", handmade.arithmetic(6))):
+        path, data = folder / f"{kind}_6.onnx", model.SerializeToString()
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+        out[kind, (6,)] = path
     return out
+
+
+@pytest.fixture(scope="session")
+def tables():
+    """{"before": {export id: row}, "after": {export id: row}}: what test_exports_before.py and
+    test_exports_after.py record, written by report.write when the session ends."""
+    rows = {"before": {}, "after": {}}
+    yield rows
+    report.write(rows)
 
 
 def pytest_make_parametrize_id(config, val, argname):

@@ -20,8 +20,12 @@ IREE_ALSO = {"real/ssdlite320_ts17.onnx"}
 
 
 class Export:
-    def __init__(self, ident, path, shapes):
-        self.id, self.path, self.shapes = ident, path, shapes
+    """One export: `id` (folder/file), `path`, `shapes` (input name -> fixed shape), `entry` (its
+    pattern folder's manifest entry, with the kind of values each input takes; None for the
+    others), `bytes`, and `iree` (IREE compiles it)."""
+
+    def __init__(self, ident, path, shapes, entry=None):
+        self.id, self.path, self.shapes, self.entry = ident, path, shapes, entry
         self.bytes = path.stat().st_size
         self.iree = self.bytes <= IREE_MAX_BYTES or ident in IREE_ALSO
 
@@ -71,7 +75,7 @@ def _patterns():
                 continue
             sizes = entry["sizes"][0]
             shapes = {s["name"]: [d if isinstance(d, int) else sizes[d] for d in s["shape"]] for s in entry["inputs"]}
-            out.append(Export(f"{folder}/{entry['file']}", REAL / folder / entry["file"], shapes))
+            out.append(Export(f"{folder}/{entry['file']}", REAL / folder / entry["file"], shapes, entry))
     return out
 
 

@@ -187,6 +187,30 @@ def mask_assign_static(shape):
     )
 
 
+COMPARISONS = ("Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Equal")
+
+
+def comparisons(n):
+    """Each of COMPARISONS of a float32 x [n] with the constant 0.5, one bool output each (named
+    after the op)."""
+    return _model(
+        [h.make_node(op, ["x", "c"], [op], name=op) for op in COMPARISONS],
+        [h.make_tensor_value_info("x", T.FLOAT, [n])],
+        [h.make_tensor_value_info(op, T.BOOL, [n]) for op in COMPARISONS],
+        [_const("c", np.array(0.5, np.float32))],
+    )
+
+
+def arithmetic(n):
+    """`mul = x * 2` and `add = x + y`, float32 x and y [n]."""
+    return _model(
+        [h.make_node("Mul", ["x", "two"], ["mul"], name="mul"), h.make_node("Add", ["x", "y"], ["add"], name="add")],
+        [h.make_tensor_value_info("x", T.FLOAT, [n]), h.make_tensor_value_info("y", T.FLOAT, [n])],
+        [h.make_tensor_value_info("mul", T.FLOAT, [n]), h.make_tensor_value_info("add", T.FLOAT, [n])],
+        [_const("two", np.array(2, np.float32))],
+    )
+
+
 # Input cases: the mask random (about half true), all false, all true; x with NaN, -0.0 and
 # denormals (positive and negative) at random places among normal values.
 MASK_CASES = ("random", "none", "all")

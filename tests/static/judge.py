@@ -4,12 +4,14 @@ same model run on ONNX Runtime, OpenVINO CPU and IREE llvm-cpu, and the hook tha
 The output contract (trimming to `<name>_count`, comparing) is in contract.py, re-exported here.
 Imports no pytest. docs/static.md, "How it is judged", says how each part works."""
 
+import functools
 import hashlib
 import json
 import os
 import pathlib
 import subprocess
 import tempfile
+import time
 
 import numpy as np
 import onnx
@@ -131,12 +133,19 @@ def run_ort(path, feeds, library=None, threads=2):
     return dict(zip(names, session.run(names, feeds)))
 
 
-def run_openvino(path, feeds):
-    """The model converted by openvino.convert_model and compiled for OpenVINO's CPU plugin:
-    {output name: array} in the ONNX graph's output order."""
+@functools.lru_cache(maxsize=64)
+def _openvino_compiled(path, stamp):
     import openvino as ov
 
-    compiled = ov.Core().compile_model(openvino_model(path), "CPU")
+    return ov.Core().compile_model(openvino_model(path), "CPU")
+
+
+def run_openvino(path, feeds):
+    """The model converted by openvino.convert_model and compiled for OpenVINO's CPU plugin:
+    {output name: array} in the ONNX graph's output order. The compiled model is kept for the
+    next call on the same file (same path, size and modification time)."""
+    stat = os.stat(path)
+    compiled = _openvino_compiled(str(path), (stat.st_size, stat.st_mtime_ns))
     result = compiled(dict(feeds))
     by_name = {}
     for port in compiled.outputs:
@@ -224,6 +233,18 @@ def iree_compile(path):
     return vmfb
 
 
+def iree_status(path):
+    """iree_compile's outcome as the report writes it: "compiles (<s> s)" ("compiles (cached)"
+    under 0.3 s), or "fails: <first error line>"."""
+    start = time.monotonic()
+    try:
+        iree_compile(path)
+    except IreeError as e:
+        return f"fails: {e.line.replace('|', '/')}"
+    seconds = time.monotonic() - start
+    return "compiles (cached)" if seconds < 0.3 else f"compiles ({seconds:.1f} s)"
+
+
 def _write(path, data):
     partial = path.with_suffix(f".{os.getpid()}.part")
     partial.write_bytes(data)
@@ -260,7 +281,7 @@ def static_model(path, out, input_shapes=None, capacity=None, allow_dynamic=Fals
     added; the model is written only when returncode is 0 (the CLI writes nothing when a node
     stays dynamic, unless allow_dynamic). The report's "static" part names each padded output's
     count output and padded axis ("count_outputs"); report_axes turns it into compare_static's
-    `axes`. Not called by the tests yet: ready for the CLI's `--static` (issue 26)."""
+    `axes`. test_exports_after.py runs every export through it."""
     args = [str(CLI), "optimize", "--static"]
     for name, dims in (input_shapes or {}).items():
         args += ["--input-shape", f"{name}=" + ",".join(str(int(d)) for d in dims)]

@@ -151,3 +151,38 @@ def test_onnxruntime_where_drops_the_sign_of_a_zero_from_x(models):
     assert np.array_equal(np.signbit(y), ~mask)  # from v (X): +0.0; from x (Y): -0.0
     for engine in (run_openvino, run_iree):
         assert np.all(np.signbit(engine(where, feeds)["y"]))
+
+
+def test_openvino_reads_nan_as_greater(models):
+    """OpenVINO CPU's Greater and GreaterOrEqual answer true for a NaN (openvinotoolkit/openvino
+    issues 31196 and 35927), where ONNX Runtime and IREE answer false, as IEEE 754 does; Less,
+    LessOrEqual and Equal agree on all three. So where an export compares a score holding a NaN
+    with a threshold, OpenVINO's original and static model both select it, and
+    test_exports_after.py judges OpenVINO's static output against OpenVINO's original there."""
+    x = np.array([np.nan, 0.2, 0.7, -np.nan, 0.5, 1e-40], np.float32)
+    path = models["comparisons", (6,)]
+    ieee = {op: getattr(np, name)(x, np.float32(0.5)).tolist() for op, name in (
+        ("Greater", "greater"), ("GreaterOrEqual", "greater_equal"), ("Less", "less"),
+        ("LessOrEqual", "less_equal"), ("Equal", "equal"))}
+    for engine in (run_ort, run_iree):
+        assert {k: v.tolist() for k, v in engine(path, {"x": x}).items()} == ieee
+    nan = np.isnan(x)
+    openvino = {op: np.where(nan, op.startswith("Greater"), ieee[op]).tolist() for op in ieee}
+    assert {k: v.tolist() for k, v in run_openvino(path, {"x": x}).items()} == openvino
+
+
+def test_iree_reads_denormals_as_zero_in_arithmetic(models):
+    """IREE's CPU code reads a denormal as zero in arithmetic too (x * 2, x + y), where ONNX
+    Runtime and OpenVINO CPU compute with it: its results are those of the flushed inputs. So a
+    masked write that computes (`x[m] += v`, `x[m] *= 2`) gives a zero of the flushed sign where
+    a denormal is written, in IREE's original and static model alike, and
+    test_exports_after.py judges IREE's static output against IREE's original there."""
+    x = np.array([1e-40, -1e-40, 1.4e-45, 0.5, -0.0, 3.0], np.float32)
+    y = np.array([-0.0, 0.0, -0.0, 1e-40, 1e-40, 1e-40], np.float32)
+    path = models["arithmetic", (6,)]
+    bits = lambda out: {k: v.tobytes() for k, v in out.items()}  # noqa: E731
+    ieee = {"mul": (x * np.float32(2)).tobytes(), "add": (x + y).tobytes()}
+    assert bits(run_ort(path, {"x": x, "y": y})) == ieee
+    assert bits(run_openvino(path, {"x": x, "y": y})) == ieee
+    fx, fy = handmade.flush_denormals(x), handmade.flush_denormals(y)
+    assert bits(run_iree(path, {"x": x, "y": y})) == {"mul": (fx * np.float32(2)).tobytes(), "add": (fx + fy).tobytes()}

@@ -1,0 +1,161 @@
+"""Inputs for the exports and their `--static` forms (test_exports_after.py): for each export and
+case, valid feeds at the export's fixed shapes (exports.py). Imports no pytest.
+
+Each input has a role. A pattern export's manifest names it ("mask", "normal", ...). For
+models/exported it is read off the graph: a bool input is a mask; a number that reaches NonZero
+unchanged (through Expand, Cast, Reshape, ...) is compared with zero ("nonzero"); any other float
+is a score that the export compares with a threshold in [0, 1) ("scores": `scores > 0.5`, and
+detection_postprocess's `> 0.05` and box sizes `>= 0.01`).
+
+The cases: "random" (masks about half true), "none" (every mask all false), "all" (every mask all
+true), "one" (one true element, or one row of scores above the thresholds), and "specials":
+random, with NaN, -0.0 and the denormals of handmade.DENORMALS at distinct places of every float
+input (as many as fit)."""
+
+import functools
+import zlib
+
+import numpy as np
+import onnx
+
+from handmade import DENORMALS, flush_denormals
+
+CASES = ("random", "none", "all", "one", "specials")
+# Ops that hand a value to NonZero unchanged (as far as "is it zero" goes).
+PASS_THROUGH = {"Expand", "Cast", "Reshape", "Identity", "Unsqueeze", "Squeeze", "Flatten"}
+NUMPY = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.BOOL: np.bool_,
+         onnx.TensorProto.INT64: np.int64, onnx.TensorProto.INT32: np.int32}
+SPECIALS = np.concatenate([np.array([np.nan, -0.0], np.float32), DENORMALS])
+
+
+def _inputs(path):
+    model = onnx.load(str(path), load_external_data=False)
+    initializers = {t.name for t in model.graph.initializer}
+    return model, {i.name: NUMPY[i.type.tensor_type.elem_type] for i in model.graph.input
+                   if i.name not in initializers}
+
+
+def _reaches_nonzero(model, name):
+    consumers = {}
+    for node in model.graph.node:
+        for i in node.input:
+            consumers.setdefault(i, []).append(node)
+    todo, seen = [name], set()
+    while todo:
+        value = todo.pop()
+        for node in consumers.get(value, []):
+            if node.op_type == "NonZero":
+                return True
+            if node.op_type in PASS_THROUGH and node.input[0] == value and node.output[0] not in seen:
+                seen.add(node.output[0])
+                todo.append(node.output[0])
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def roles(export):
+    """{input name: (role, numpy dtype)}: see the module's text."""
+    model, types = _inputs(export.path)
+    if export.entry is not None:
+        return {s["name"]: (s["values"], types[s["name"]]) for s in export.entry["inputs"]}
+    out = {}
+    for name, dtype in types.items():
+        if dtype == np.bool_:
+            out[name] = ("mask", dtype)
+        elif _reaches_nonzero(model, name):
+            out[name] = ("nonzero", dtype)
+        else:
+            assert dtype == np.float32, (export.id, name, dtype)
+            out[name] = ("scores", dtype)
+    return out
+
+
+def _one(dims, rng):
+    m = np.zeros(dims, dtype=bool)
+    m.flat[rng.integers(m.size)] = True
+    return m
+
+
+def _values(role, dtype, dims, case, rng):
+    dims = tuple(dims)
+    if role == "mask":
+        if case == "random":
+            return rng.random(dims) < 0.5
+        return _one(dims, rng) if case == "one" else np.full(dims, case == "all", dtype=bool)
+    if role == "nonzero":
+        if dtype == np.float32:
+            zero = np.where(rng.random(dims) < 0.5, np.float32(0.0), np.float32(-0.0)).astype(dtype)
+            some = rng.standard_normal(dims).astype(dtype) + np.float32(3.0)  # never zero
+        else:
+            zero, some = np.zeros(dims, dtype), rng.integers(1, 5, dims).astype(dtype)
+        keep = {"random": rng.random(dims) < 0.5, "none": np.zeros(dims, bool), "all": np.ones(dims, bool),
+                "one": _one(dims, rng)}[case]
+        return np.where(keep, some, zero)
+    if role == "scores":
+        v = rng.random(dims).astype(dtype)
+        if case == "one":  # one row (along the first axis) above every threshold, the rest below
+            v -= 2
+            v[rng.integers(dims[0])] += 4
+            return v
+        return v - 2 if case == "none" else v + 2 if case == "all" else v
+    if role == "normal":
+        return rng.standard_normal(dims).astype(dtype)
+    raise ValueError(f"no values for the role {role!r}")
+
+
+def with_specials(value, rng):
+    """`value` with SPECIALS at distinct random places (the first ones, if fewer places)."""
+    flat = value.reshape(-1).copy()
+    k = min(flat.size, len(SPECIALS))
+    flat[rng.choice(flat.size, k, replace=False)] = SPECIALS[:k]
+    return flat.reshape(value.shape)
+
+
+def feeds(export, case):
+    """The export's inputs for one case, the same on every call (seeded by export and case)."""
+    rng = np.random.default_rng([zlib.crc32(export.id.encode()), CASES.index(case)])
+    base = "random" if case == "specials" else case
+    out = {name: _values(role, dtype, export.shapes[name], base, rng)
+           for name, (role, dtype) in roles(export).items()}
+    if case == "specials":
+        out = {name: with_specials(v, rng) if v.dtype == np.float32 else v for name, v in out.items()}
+    return out
+
+
+def flushed(export, feeds):
+    """The feeds with the denormals of every float compared with zero ("nonzero" role) flushed
+    to zeros of their sign: what IREE's CPU code reads (docs/static.md, "Denormals")."""
+    compared = {name for name, (role, _) in roles(export).items() if role == "nonzero"}
+    return {name: flush_denormals(v) if name in compared and v.dtype == np.float32 else v
+            for name, v in feeds.items()}
+
+
+def nan_compared(export, feeds):
+    """A score compared with a threshold holds a NaN: OpenVINO CPU's Greater and GreaterOrEqual
+    read it as greater (test_handmade.py pins it), ONNX Runtime's and IREE's as not."""
+    return any(role == "scores" and np.isnan(feeds[name]).any() for name, (role, _) in roles(export).items())
+
+
+def has_denormals(export, feeds):
+    """A float input holds a denormal: IREE's CPU code reads it as zero in arithmetic too (a
+    masked `x[m] += v` or `x[m] *= 2` computes with a zero there; test_handmade.py pins it)."""
+    tiny = np.finfo(np.float32).tiny
+    return any(v.dtype == np.float32 and ((v != 0) & (np.abs(v) < tiny)).any() for v in feeds.values())
+
+
+def invalid(export, case):
+    """The cases the export itself fails on, on ONNX Runtime (its manifest's invalid_cases:
+    ts17's `x[m] = v` with more than one true row)."""
+    base = "random" if case == "specials" else case
+    return export.entry is not None and base in export.entry.get("invalid_cases", [])
+
+
+def written(export, feeds, shape):
+    """Where a masked write can write an output of `shape`: the union of the bool masks whose
+    shape is a prefix of it, each spread over the remaining axes (`x[m] = v` with m [n], x [n, 3])."""
+    out = np.zeros(shape, dtype=bool)
+    for name, (role, _) in roles(export).items():
+        m = feeds[name]
+        if role == "mask" and m.shape == tuple(shape[: m.ndim]):
+            out |= m.reshape(m.shape + (1,) * (len(shape) - m.ndim))
+    return out
