@@ -87,37 +87,23 @@ pub fn run(
         }
     } else {
         exact_rewrites(graph, opset, &mut summary, report);
-        fixed_capacity(graph, opset, options.capacity, &mut summary, &mut known)?;
+        let removed = &mut report.removed_nodes;
+        fixed_capacity(
+            graph,
+            opset,
+            options.capacity,
+            &mut summary,
+            &mut known,
+            removed,
+        )?;
     }
     dynamic::scan(graph, "main", &known, 0, &mut report.left);
     lower::drop_unused_domain(model);
     report.static_mode = Some(summary);
-    let dynamic: Vec<String> = report
-        .left
-        .iter()
-        .map(|l| {
-            format!(
-                "{} {} in {}: {} ({})",
-                l.op,
-                l.node,
-                l.graph,
-                l.reason.code(),
-                l.detail
-            )
-        })
-        .collect();
-    if !dynamic.is_empty() && !options.allow_dynamic {
-        return Err(OptimizeError::Static(format!(
-            "{} still dynamic, nothing written (--allow-dynamic writes it anyway):\n  {}",
-            if dynamic.len() == 1 {
-                "1 node is".to_string()
-            } else {
-                format!("{} nodes are", dynamic.len())
-            },
-            dynamic.join("\n  ")
-        )));
+    match summary::still_dynamic(&report.left) {
+        Some(why) if !options.allow_dynamic => Err(OptimizeError::Static(why)),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 fn count_nonzero(graph: &GraphProto, depth: usize) -> usize {
@@ -183,6 +169,7 @@ fn fixed_capacity(
     capacity: Option<i64>,
     summary: &mut StaticReport,
     known: &mut HashMap<String, (Reason, String)>,
+    removed: &mut usize,
 ) -> Result<(), OptimizeError> {
     loop {
         let (index, shapes) = shapes_of(graph, opset);
@@ -272,7 +259,7 @@ fn fixed_capacity(
             compact::outputs_text(&flow)
         );
         let inputs = replace(graph, at, e);
-        crate::rewrite::remove_dead(graph, inputs);
+        *removed += crate::rewrite::remove_dead(graph, inputs);
         for (out, kind, out_dims, data_type) in gathers {
             let g = graph
                 .node
@@ -290,7 +277,7 @@ fn fixed_capacity(
                 )));
             }
             let inputs = replace(graph, g, e);
-            crate::rewrite::remove_dead(graph, inputs);
+            *removed += crate::rewrite::remove_dead(graph, inputs);
         }
         for (reduction, sizes, data_type) in reductions {
             let at = graph
@@ -310,7 +297,7 @@ fn fixed_capacity(
                 )));
             }
             let inputs = replace(graph, at, e);
-            crate::rewrite::remove_dead(graph, inputs);
+            *removed += crate::rewrite::remove_dead(graph, inputs);
         }
         for nested in &flow.nested {
             let at = graph

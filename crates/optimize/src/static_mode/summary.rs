@@ -1,7 +1,7 @@
 //! What static mode did, for people and as the `static` key of the JSON report. The nodes it
 //! left dynamic are in `Report::left`, with the static reason codes.
 
-use crate::report::{plural, quote, Report};
+use crate::report::{plural, quote, Left, Report};
 
 /// What static mode (crate::static_mode) did, besides the nodes it left (in `Report::left`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -101,4 +101,33 @@ impl StaticReport {
             counts.join(", ")
         )
     }
+}
+
+/// The error for nodes left dynamic (without `--allow-dynamic`), one line each; `None` when
+/// nothing is.
+pub fn still_dynamic(left: &[Left]) -> Option<String> {
+    if left.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = left
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {} in {}: {} ({})",
+                l.op,
+                l.node,
+                l.graph,
+                l.reason.code(),
+                l.detail
+            )
+        })
+        .collect();
+    let count = match lines.len() {
+        1 => "1 node is".to_string(),
+        n => format!("{n} nodes are"),
+    };
+    Some(format!(
+        "{count} still dynamic, nothing written (--allow-dynamic writes it anyway):\n  {}",
+        lines.join("\n  ")
+    ))
 }
