@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 /// The shape the model declares for a tensor input: each size fixed or named (`None` when the
 /// input is not a tensor or declares no shape).
-fn declared(vi: &ValueInfoProto) -> Option<Vec<Option<i64>>> {
+pub(crate) fn declared(vi: &ValueInfoProto) -> Option<Vec<Option<i64>>> {
     let Some(type_proto::Value::TensorType(t)) = vi.r#type.as_ref()?.value.as_ref() else {
         return None;
     };

@@ -12,7 +12,7 @@ mod compact;
 mod counts;
 mod dynamic;
 mod emit;
-mod inputs;
+pub(crate) mod inputs;
 mod lower;
 mod mask;
 mod padding;

@@ -87,7 +87,7 @@ fn bare_nonzero_becomes_padded_coordinates_and_a_count() {
         .any(|n| n.op_type.as_deref() == Some("NonZero")));
     let outputs: Vec<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
     assert_eq!(outputs, ["y", "y_count"]);
-    let declared = |i: usize| value_dims(&g.output[i]);
+    let declared = |i: usize| crate::static_mode::inputs::declared(&g.output[i]);
     assert_eq!(
         declared(0),
         Some(vec![Some(2), Some(4)]),
@@ -106,25 +106,6 @@ fn bare_nonzero_becomes_padded_coordinates_and_a_count() {
         json.contains(r#""count_outputs": {"y": {"count": "y_count", "axis": 1}}"#),
         "{json}"
     );
-}
-
-/// The declared dims of a value info: fixed sizes as `Some`, others `None`.
-fn value_dims(vi: &ValueInfoProto) -> Option<Vec<Option<i64>>> {
-    use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as V;
-    let Some(type_proto::Value::TensorType(t)) = vi.r#type.as_ref()?.value.as_ref() else {
-        return None;
-    };
-    Some(
-        t.shape
-            .as_ref()?
-            .dim
-            .iter()
-            .map(|d| match d.value {
-                Some(V::DimValue(v)) => Some(v),
-                _ => None,
-            })
-            .collect(),
-    )
 }
 
 #[test]
