@@ -9,6 +9,7 @@ How many chains the rewrite fuses is not asserted here (issue 25 is changing the
 models/real/README.md lists what each export's report said before it."""
 
 
+import collections
 import numpy as np
 import onnx
 import pytest
@@ -167,3 +168,31 @@ def test_optimize_reports_every_nonzero(entry, tmp_path):
     rewriter fuses)."""
     model = onnx.load(str(rp.path(entry)))
     report, rewritten = rx.optimize_accounted(model, tmp_path)
+
+
+# What the rewriter fuses in the torch pattern exports whose coordinates are taken apart into
+# columns (issue 25, item 1 b-d): rewrite kind -> count, and the gathers kept.
+FUSED = {
+    # x[torch.where(c)]: dynamo's Concat of every column is the coordinates; TorchScript's linear
+    # index r * W + c over Flatten(x) reads the same elements.
+    "torch_patterns/where_tuple_dynamo18.onnx": ({"BooleanMaskGatherNd": 1}, {}),
+    "torch_patterns/where_tuple_same_shape_dynamo18.onnx": ({"BooleanMaskGatherNd": 1}, {}),
+    "torch_patterns/where_tuple_ts17.onnx": ({"BooleanMaskLinear": 1}, {}),
+    "torch_patterns/where_tuple_same_shape_ts17.onnx": ({"BooleanMaskLinear": 1}, {}),
+    # The routing weights weights[token, slot] become BooleanMask; hidden[token] (a gather by one
+    # column) and index_add keep the coordinates.
+    "torch_patterns/moe_router_dynamo18.onnx": ({"BooleanMaskGatherNd": 4, "ArgWhere": 4},
+                                                {"gather-not-fused": 4}),
+    "torch_patterns/moe_router_ts17.onnx": ({"BooleanMaskLinear": 4, "ArgWhere": 4}, {"gather-not-fused": 4}),
+}
+
+
+@pytest.mark.parametrize("file", sorted(FUSED))
+def test_columns_taken_apart_are_fused(file, tmp_path):
+    entry = next(e for e in rp.EXPORTS if f"{e['folder'].name}/{e['file']}" == file)
+    report, rewritten = rx.optimize_accounted(onnx.load(str(rp.path(entry))), tmp_path)
+    kinds, kept = FUSED[file]
+    assert dict(collections.Counter(r["kind"] for r in report["rewrites"])) == kinds
+    assert report["gathers_kept"] == kept
+    if not kept:
+        assert [n.op_type for n in rewritten.graph.node] == ["BooleanMask"]

@@ -33,10 +33,6 @@ LEFT = {
     # -1 would write.
     "torch_patterns/moe_router_dynamo18.onnx": [("NonZero", "padding-unsafe")] * 4,
     "torch_patterns/moe_router_ts17.onnx": [("NonZero", "padding-unsafe")] * 4,
-    # x[torch.where(c)], TorchScript: the linear index r * W + c over Flatten(x) (a -1 there is
-    # not a -1 in the result). dynamo's Concat of the columns becomes static.
-    "torch_patterns/where_tuple_ts17.onnx": [("NonZero", "padding-unsafe")],
-    "torch_patterns/where_tuple_same_shape_ts17.onnx": [("NonZero", "padding-unsafe")],
 }
 # Outputs that are float sums or means over the selection: equal up to rounding (the order of
 # the additions differs), which --static allows.

@@ -58,12 +58,9 @@ STAYS_DYNAMIC = {
                                   ("Range", VALUE_SHAPE): 1, ("Reshape", VALUE_SHAPE): 8, ("Slice", VALUE_SHAPE): 4},
     "real/mixtral_ts17.onnx": {NOT_FIXED: 10},
     "real/vits_ts17.onnx": {UNSAFE: 15, ("Range", VALUE_SHAPE): 1, ("Slice", VALUE_SHAPE): 4},
-    # The token and slot columns feed index_add (a -1 would write); ts17's x[torch.where(c)] is a
-    # linear index r * W + c over Flatten(x) (tests/python/test_static.py).
+    # The token and slot columns feed index_add (a -1 would write).
     "torch_patterns/moe_router_dynamo18.onnx": {UNSAFE: 4},
     "torch_patterns/moe_router_ts17.onnx": {UNSAFE: 4},
-    "torch_patterns/where_tuple_ts17.onnx": {UNSAFE: 1},
-    "torch_patterns/where_tuple_same_shape_ts17.onnx": {UNSAFE: 1},
 }
 STATIC = [e for e in EXPORTS if e.id not in STAYS_DYNAMIC]
 # Float sums and means over the selection: equal up to rounding (docs/static.md).

@@ -238,6 +238,7 @@ impl Report {
         let kinds = [
             Kind::BooleanMaskGatherNd,
             Kind::BooleanMaskGather,
+            Kind::BooleanMaskLinear,
             Kind::ArgWhere,
         ];
         let parts: Vec<String> = kinds

@@ -247,6 +247,7 @@ impl Kind {
             Kind::ArgWhere => "NonZero -> Transpose as ArgWhere",
             Kind::BooleanMaskGatherNd => "GatherND chains as BooleanMask",
             Kind::BooleanMaskGather => "Gather(axis=0) column chains as BooleanMask",
+            Kind::BooleanMaskLinear => "linear-index Gather chains as BooleanMask",
         }
     }
 }

@@ -5,13 +5,23 @@
 //! `Slice` or single-output `Split` of the one column of a 1-D mask, `Identity`. [`trace`]
 //! proves, one step at a time, that a tensor holds exactly the coordinates of a mask, either as
 //! `[nnz, k]` (the transposed NonZero) or, for a 1-D mask, squeezed to `[nnz]`.
+//!
+//! Columns of a k-D mask's coordinates are followed too, since exporters take them apart and put
+//! them back: dynamo's `x[torch.where(c)]` slices each column out (`Slice [i:i+1] -> Squeeze ->
+//! Unsqueeze`, or `Gather(axis=1, i) -> Unsqueeze`) and a `Concat(axis=-1)` of all k in order is
+//! the whole `[nnz, k]` again. [`trace_column`] gives a single column, for the TorchScript
+//! exporter's linear index (`crate::patterns::linear_index`).
 
 use crate::graph::{int_attr, ints_attr, is_onnx_op, GraphIndex};
 use crate::infer::{ShapeTable, TensorInfo};
 use nonzero_proto::onnx::{GraphProto, NodeProto};
+use std::cell::Cell;
 
-/// How many value-preserving steps a chain may have (exporters use at most six; Expand branches in two, so this also bounds the work).
+/// How many value-preserving steps a chain may have (exporters use at most six).
 const MAX_STEPS: usize = 12;
+/// How many nodes one trace may visit: Expand and Concat branch, so depth alone does not bound
+/// the work (a k-column Concat visits k chains).
+const MAX_VISITS: usize = 256;
 
 /// What a traced tensor provably holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,8 +30,11 @@ pub struct Traced {
     pub mask: String,
     /// The mask's rank (known, at least 1).
     pub mask_rank: usize,
-    /// `[nnz]` (only for a 1-D mask) instead of `[nnz, mask_rank]`.
+    /// `[nnz]` (a single column) instead of `[nnz, 1]` or `[nnz, mask_rank]`.
     pub squeezed: bool,
+    /// For a mask of rank >= 2, the one column held (`[nnz, 1]`, or `[nnz]` when squeezed);
+    /// `None`: every column (a 1-D mask's only column is always `None`).
+    pub column: Option<usize>,
     /// Output names of the chain's nodes, NonZero first, the traced tensor last.
     pub chain: Vec<String>,
 }
@@ -83,18 +96,42 @@ fn unary(node: &NodeProto) -> bool {
     node.input.len() == 1 && node.output.len() == 1
 }
 
-/// `name` as the transposed NonZero of a mask, through value-preserving steps.
-pub fn trace(view: &View, name: &str) -> Option<Traced> {
-    trace_at(view, name, 0)
+impl Traced {
+    /// The column held, when it is one column (`[nnz, 1]` or `[nnz]`): a 1-D mask's only one, or
+    /// a picked column of a k-D mask's.
+    pub fn single_column(&self) -> Option<usize> {
+        self.column.or((self.mask_rank == 1).then_some(0))
+    }
 }
 
-fn trace_at(view: &View, name: &str, depth: usize) -> Option<Traced> {
-    if depth > MAX_STEPS {
+/// `name` as the transposed NonZero of a mask (`[nnz, k]`, or a 1-D mask's squeezed `[nnz]`),
+/// through value-preserving steps.
+pub fn trace(view: &View, name: &str) -> Option<Traced> {
+    trace_at(view, name, 0, &Cell::new(0)).filter(|t| t.column.is_none())
+}
+
+/// `name` as one squeezed column `[nnz]` of a mask's coordinates: the traced chain and the column.
+pub fn trace_column(view: &View, name: &str) -> Option<(Traced, usize)> {
+    let t = trace_at(view, name, 0, &Cell::new(0)).filter(|t| t.squeezed)?;
+    let column = t.single_column()?;
+    Some((t, column))
+}
+
+fn trace_at(view: &View, name: &str, depth: usize, visits: &Cell<usize>) -> Option<Traced> {
+    visits.set(visits.get() + 1);
+    if depth > MAX_STEPS || visits.get() > MAX_VISITS {
         return None;
     }
     let node = view.producer(name)?;
-    let step = |input: &str| trace_at(view, input, depth + 1);
+    let step = |input: &str| trace_at(view, input, depth + 1, visits);
     let extend = |mut t: Traced, squeezed: bool| {
+        t.squeezed = squeezed;
+        t.chain.push(name.to_string());
+        Some(t)
+    };
+    let pick = |mut t: Traced, column: usize, squeezed: bool| {
+        (column < t.mask_rank).then_some(())?;
+        t.column = (t.mask_rank > 1).then_some(column);
         t.squeezed = squeezed;
         t.chain.push(name.to_string());
         Some(t)
@@ -123,6 +160,7 @@ fn trace_at(view: &View, name: &str, depth: usize) -> Option<Traced> {
                 mask,
                 mask_rank,
                 squeezed: false,
+                column: None,
                 chain: vec![input0.to_string(), name.to_string()],
             })
         }
@@ -135,8 +173,10 @@ fn trace_at(view: &View, name: &str, depth: usize) -> Option<Traced> {
         "Squeeze" if node.output.len() == 1 => {
             let t = step(input0)?;
             let axes = view.axes(node, "axes", 1)?;
-            (!t.squeezed && t.mask_rank == 1 && is_axis_one(&axes)).then_some(())?;
-            extend(t, true)
+            let column = t
+                .single_column()
+                .filter(|_| !t.squeezed && is_axis_one(&axes))?;
+            pick(t, column, true)
         }
         "Unsqueeze" if node.output.len() == 1 => {
             let t = step(input0)?;
@@ -150,20 +190,57 @@ fn trace_at(view: &View, name: &str, depth: usize) -> Option<Traced> {
         "Reshape" if node.input.len() == 2 && node.output.len() == 1 => {
             let t = step(input0)?;
             let shape = view.index.const_ints(view.graph, &node.input[1])?;
-            ((t.squeezed || t.mask_rank == 1) && shape == [-1]).then_some(())?;
-            extend(t, true)
+            let column = t.single_column().filter(|_| shape == [-1])?;
+            pick(t, column, true)
         }
-        "Split" if node.output.len() == 1 => {
-            // One output: the whole tensor, whatever the split sizes say (they must sum to it).
+        "Split" => {
+            // Output i of a split along the columns into one-column pieces is column i (one
+            // output: the whole tensor, whatever the split sizes say, as they must sum to it).
             let t = step(input0)?;
             let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
-            (!t.squeezed && t.mask_rank == 1 && matches!(axis, 1 | -1)).then_some(())?;
-            extend(t, false)
+            let at = node.output.iter().position(|o| o == name)?;
+            let whole = !t.squeezed && t.column.is_none();
+            (whole && matches!(axis, 1 | -1) && split_into_columns(view, node, t.mask_rank)?)
+                .then_some(())?;
+            pick(t, at, false)
         }
         "Slice" if node.output.len() == 1 => {
             let t = step(input0)?;
-            (!t.squeezed && t.mask_rank == 1 && slice_keeps_column(view, node)?).then_some(())?;
-            extend(t, false)
+            (!t.squeezed && t.column.is_none()).then_some(())?;
+            let column = sliced_column(view, node, t.mask_rank)?;
+            pick(t, column, false)
+        }
+        // Gather(axis=1) of a scalar column index: that column, squeezed.
+        "Gather" if node.input.len() == 2 && node.output.len() == 1 => {
+            let t = step(input0)?;
+            let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
+            let scalar = view.shapes.info(&node.input[1]).and_then(TensorInfo::rank) == Some(0);
+            let index = view.index.const_ints(view.graph, &node.input[1])?;
+            let whole = !t.squeezed && t.column.is_none();
+            let column = match index.as_slice() {
+                [i] if *i >= 0 => usize::try_from(*i).ok()?,
+                [i] => usize::try_from(i + t.mask_rank as i64).ok()?,
+                _ => return None,
+            };
+            (whole && scalar && matches!(axis, 1 | -1)).then_some(())?;
+            pick(t, column, true)
+        }
+        // Concat(axis=-1) of every column in order is the whole `[nnz, k]`.
+        "Concat" if node.output.len() == 1 && node.input.len() >= 2 => {
+            let axis = int_attr(node, "axis").ok()??;
+            let parts: Vec<Traced> = node.input.iter().map(|i| step(i)).collect::<Option<_>>()?;
+            let first = parts.first()?.clone();
+            let in_order = parts
+                .iter()
+                .enumerate()
+                .all(|(i, p)| p.mask == first.mask && !p.squeezed && p.column == Some(i));
+            (matches!(axis, 1 | -1) && in_order && parts.len() == first.mask_rank).then_some(())?;
+            let mut whole = first;
+            whole.column = None;
+            for p in &parts[1..] {
+                whole.chain.extend(p.chain.iter().skip(2).cloned());
+            }
+            extend(whole, false)
         }
         "Expand" if node.input.len() == 2 && node.output.len() == 1 => {
             // Expand(v, Shape(w)) with w provably equal to v is v.
@@ -184,11 +261,26 @@ fn trace_at(view: &View, name: &str, depth: usize) -> Option<Traced> {
 
 /// Same mask, same layout.
 fn same(a: &Traced, b: &Traced) -> bool {
-    a.mask == b.mask && a.squeezed == b.squeezed
+    a.mask == b.mask && a.squeezed == b.squeezed && a.column == b.column
 }
 
-/// True when a Slice of a `[nnz, 1]` tensor keeps all of it: axis 1, start 0, end >= 1, step 1.
-fn slice_keeps_column(view: &View, node: &NodeProto) -> Option<bool> {
+/// True when a Split along axis 1 has one output per column of a `[nnz, rank]` tensor, each of
+/// size 1 (or a single output: the whole tensor).
+fn split_into_columns(view: &View, node: &NodeProto, rank: usize) -> Option<bool> {
+    let outputs = node.output.len();
+    if outputs == 1 {
+        return Some(true);
+    }
+    let sizes = match node.input.get(1).filter(|s| !s.is_empty()) {
+        Some(s) => Some(view.index.const_ints(view.graph, s)?),
+        None => ints_attr(node, "split").ok()?,
+    };
+    Some(outputs == rank && sizes.is_none_or(|s| s.iter().all(|&n| n == 1)))
+}
+
+/// The column a Slice of a `[nnz, rank]` tensor keeps: axis 1 from i to i + 1 (or past the
+/// last column), step 1, every row.
+fn sliced_column(view: &View, node: &NodeProto, rank: usize) -> Option<usize> {
     let (starts, ends, axes, steps) = if node.input.len() == 1 {
         // Opset 1-9: attributes.
         (
@@ -208,14 +300,26 @@ fn slice_keeps_column(view: &View, node: &NodeProto) -> Option<bool> {
     let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
     let steps = steps.unwrap_or(vec![1; starts.len()]);
     if starts.len() != ends.len() || starts.len() != axes.len() || starts.len() != steps.len() {
-        return Some(false);
+        return None;
     }
-    Some(
-        (0..starts.len()).all(|i| match axes[i] {
+    let rank = rank as i64;
+    let mut column = None;
+    for i in 0..starts.len() {
+        match axes[i] {
             // The row axis: must take everything.
-            0 | -2 => starts[i] == 0 && ends[i] >= i64::from(i32::MAX) && steps[i] == 1,
-            1 | -1 => starts[i] == 0 && ends[i] >= 1 && steps[i] == 1,
-            _ => false,
-        }) && axes.iter().any(|&a| matches!(a, 1 | -1)),
-    )
+            0 | -2 if starts[i] == 0 && ends[i] >= i64::from(i32::MAX) && steps[i] == 1 => {}
+            1 | -1 if column.is_none() && steps[i] == 1 => {
+                let start = if starts[i] < 0 {
+                    starts[i] + rank
+                } else {
+                    starts[i]
+                };
+                let last = start == rank - 1 && ends[i] >= rank;
+                ((0..rank).contains(&start) && (ends[i] == start + 1 || last)).then_some(())?;
+                column = Some(start as usize);
+            }
+            _ => return None,
+        }
+    }
+    column
 }

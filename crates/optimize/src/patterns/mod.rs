@@ -4,6 +4,9 @@
 mod argwhere;
 mod gather_columns;
 mod gather_nd;
+pub(crate) mod linear_index;
+
+pub(crate) use gather_nd::leading_dims_match;
 
 use crate::graph::describe;
 use crate::report::{Fact, Left};
@@ -23,13 +26,18 @@ pub enum Kind {
     BooleanMaskGatherNd,
     /// `NonZero -> Transpose -> Split/Slice -> Squeeze -> Gather(axis=0)` became `BooleanMask`.
     BooleanMaskGather,
+    /// TorchScript's `Split -> Squeeze` columns, linear index, `Gather(Flatten(x))` and
+    /// Reshapes (`x[torch.where(c)]`, c of rank >= 2) became `BooleanMask`.
+    BooleanMaskLinear,
 }
 
 impl Kind {
     pub fn op_type(self) -> &'static str {
         match self {
             Kind::ArgWhere => "ArgWhere",
-            Kind::BooleanMaskGatherNd | Kind::BooleanMaskGather => "BooleanMask",
+            Kind::BooleanMaskGatherNd | Kind::BooleanMaskGather | Kind::BooleanMaskLinear => {
+                "BooleanMask"
+            }
         }
     }
 }
@@ -52,6 +60,7 @@ pub struct Edit {
 pub fn find(view: &View) -> Option<Edit> {
     gather_nd::find(view)
         .or_else(|| gather_columns::find(view))
+        .or_else(|| linear_index::find(view))
         .or_else(|| argwhere::find(view))
 }
 
@@ -60,21 +69,23 @@ pub fn find(view: &View) -> Option<Edit> {
 pub fn diagnose(view: &View, graph_label: &str) -> Vec<Left> {
     let mut left = vec![];
     for node in &view.graph.node {
-        let (traced, k) = if let Some(t) = gather_nd::candidate(view, node) {
+        // The node reported is the one that reads the coordinates as indices.
+        let (traced, k, data, reader) = if let Some(t) = gather_nd::candidate(view, node) {
             let k = t.mask_rank;
-            (t, k)
+            (t, k, node.input[0].clone(), node)
         } else if let Some(t) = gather_columns::candidate(view, node) {
-            (t, 1)
+            (t, 1, node.input[0].clone(), node)
+        } else if let Some(linear) = linear_index::candidate(view, node) {
+            let k = linear.traced.mask_rank;
+            (linear.traced, k, linear.data, linear.gather)
         } else {
             continue;
         };
-        if let Err((reason, detail)) =
-            gather_nd::leading_dims_match(view, &node.input[0], &traced, k)
-        {
+        if let Err((reason, detail)) = gather_nd::leading_dims_match(view, &data, &traced, k) {
             left.push(Left {
                 graph: graph_label.to_string(),
-                node: describe(node),
-                op: node.op_type.clone().unwrap_or_default(),
+                node: describe(reader),
+                op: reader.op_type.clone().unwrap_or_default(),
                 reason,
                 detail,
             });

@@ -12,6 +12,7 @@ mod compact;
 mod counts;
 mod dynamic;
 mod emit;
+mod gathers;
 pub(crate) mod inputs;
 mod lower;
 mod mask;
@@ -124,7 +125,8 @@ fn count_nonzero(graph: &GraphProto, depth: usize) -> usize {
         .sum()
 }
 
-/// Masked writes and count uses, one at a time, each followed by dead-node removal.
+/// Masked writes, linear-index selections and count uses, one at a time, each followed by
+/// dead-node removal.
 fn exact_rewrites(
     graph: &mut GraphProto,
     opset: i64,
@@ -144,6 +146,8 @@ fn exact_rewrites(
             let output = node.output[0].clone();
             w.emit(&mut e, &output)
                 .map(|_| ("masked-write", w.line, w.node, e))
+        } else if let Some((at, e, line)) = gathers::find(&view, graph, opset) {
+            Some(("linear-index", line, at, e))
         } else if let Some(c) = counts::find(&view) {
             let node = &graph.node[c.node];
             let mut e = Emitter::new(graph, opset, &describe(node));

@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod chains;
+mod columns;
 mod editing;
 mod fallback;
 mod functions;

@@ -43,11 +43,13 @@ fn a_reshape_to_minus_one_of_the_column_is_fused() {
 
 #[test]
 fn an_unfused_gather_is_reported_and_the_summary_says_so() {
-    // The column picked with Gather(axis=1) of a scalar index: no pattern fuses it (yet).
+    // The column picked with Gather(axis=1) of a scalar index, then a selection along axis 1
+    // (tf.boolean_mask(x, m, axis=1)): no library op selects along another axis.
     let bytes = one_d_mask_graph(
         vec![
             node("Gather", &["t", "zero"], &["col"], vec![int("axis", 1)]),
-            node("Gather", &["x", "col"], &["y"], vec![int("axis", 0)]),
+            node("Transpose", &["x"], &["xt"], vec![ints("perm", &[1, 0])]),
+            node("Gather", &["xt", "col"], &["y"], vec![int("axis", 1)]),
         ],
         &["y"],
         vec![TensorProto {
