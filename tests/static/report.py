@@ -39,7 +39,7 @@ def leftovers(left):
 
 def outputs(row):
     """The outputs column: per engine, yes (every case equal), with the cases judged otherwise."""
-    if row.get("left"):
+    if row.get("left") and not row.get("outputs"):
         return "n.a. (partly dynamic)"
     cells = []
     for engine in ENGINES:

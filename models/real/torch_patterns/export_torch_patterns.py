@@ -1,13 +1,14 @@
 """Exports the PyTorch patterns of issue 25 (item 4) with both exporters, exactly as they write
 them (no shape inference, no clean-up): a hand-written top-k MoE router, masked_scatter,
 `x[mask] = v`, `x[mask] += v`, `mask.nonzero().squeeze(1)` then index_select, and where-tuple
-indexing `x[torch.where(cond)]` with a 2-D cond. CI never runs this: the .onnx files are committed.
+indexing `x[torch.where(cond)]` with a 2-D cond; and issue 26's mask-then-NMS, torchvision's
+`nms(boxes[m], scores[m])`. CI never runs this: the .onnx files are committed.
 
     python3 -m venv /tmp/venv-torch && /tmp/venv-torch/bin/pip install -r requirements/export-models.txt
     /tmp/venv-torch/bin/python models/real/torch_patterns/export_torch_patterns.py [NAME...]
 
 Pinned: torch 2.15.0, onnx 1.23.2, onnxscript 0.7.2 from PyPI (requirements/export-models.txt;
-torchvision and transformers are not needed here). TorchScript exporter at opset 17 (`ts17`) and
+torchvision 0.29.2 for nms; transformers is not needed here). TorchScript exporter at opset 17 (`ts17`) and
 dynamo exporter at opset 18 (`dynamo18`), as models/exported/export.py; every dim dynamic but the
 feature sizes, dims that must agree sharing a name. Writes `<name>_<exporter>.onnx` and
 manifest.json (see models/real/patternlib.py); an export that fails is listed with its error.
@@ -18,6 +19,7 @@ import sys
 import warnings
 
 import torch
+import torchvision
 from torch.export import Dim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -87,6 +89,15 @@ def nonzero_index_select(x, m):
     return x.index_select(0, m.nonzero().squeeze(1))
 
 
+def mask_nms(boxes, scores, m):
+    kept = boxes[m]
+    return kept[torchvision.ops.nms(kept, scores[m], 0.5)]
+
+
+def mask_nms_indices(boxes, scores, m):
+    return torchvision.ops.nms(boxes[m], scores[m], 0.5)
+
+
 def inp(name, shape, dtype, values):
     return {"name": name, "shape": shape, "dtype": dtype, "values": values}
 
@@ -118,6 +129,12 @@ MODELS = {
     "where_tuple": (Two(lambda x, c: x[torch.where(c)]), "x[torch.where(c)]: x [n, k, 3], c [n, k]",
                     [inp("x", ["n", "k", 3], "float32", "normal"), inp("c", ["n", "k"], "bool", "mask")],
                     SIZES_NK, {"n": 6, "k": 5}),
+    "mask_nms": (Three(mask_nms), "kept = boxes[m]; kept[nms(kept, scores[m], 0.5)]: boxes [n, 4], scores [n], m [n]",
+                 [inp("boxes", ["n", 4], "float32", "normal"), inp("scores", ["n"], "float32", "normal"), M_N],
+                 SIZES_N, {"n": 6}),
+    "mask_nms_indices": (Three(mask_nms_indices), "nms(boxes[m], scores[m], 0.5): boxes [n, 4], scores [n], m [n]",
+                         [inp("boxes", ["n", 4], "float32", "normal"), inp("scores", ["n"], "float32", "normal"), M_N],
+                         SIZES_N, {"n": 6}),
     "where_tuple_same_shape": (Two(lambda x, c: x[torch.where(c)]), "x[torch.where(c)]: x, c [n, k]",
                                [X_NK, inp("c", ["n", "k"], "bool", "mask")], SIZES_NK, {"n": 6, "k": 5}),
 }

@@ -12,10 +12,12 @@ mod compact;
 mod counts;
 mod dynamic;
 mod emit;
+mod exact;
 mod gathers;
 pub(crate) mod inputs;
 mod lower;
 mod mask;
+mod nms;
 mod padding;
 mod summary;
 mod updates;
@@ -87,7 +89,7 @@ pub fn run(
             known.insert(node.output[0].clone(), (Reason::OpsetTooOld, why));
         }
     } else {
-        exact_rewrites(graph, opset, &mut summary, report);
+        exact::rewrites(graph, opset, &mut summary, report);
         let removed = &mut report.removed_nodes;
         fixed_capacity(
             graph,
@@ -123,47 +125,6 @@ fn count_nonzero(graph: &GraphProto, depth: usize) -> usize {
             own + inner
         })
         .sum()
-}
-
-/// Masked writes, linear-index selections and count uses, one at a time, each followed by
-/// dead-node removal.
-fn exact_rewrites(
-    graph: &mut GraphProto,
-    opset: i64,
-    summary: &mut StaticReport,
-    report: &mut Report,
-) {
-    for _ in 0..=graph.node.len() {
-        let (index, shapes) = shapes_of(graph, opset);
-        let view = View {
-            graph,
-            index: &index,
-            shapes: &shapes,
-        };
-        let applied = if let Some(w) = writes::find(&view) {
-            let node = &graph.node[w.node];
-            let mut e = Emitter::new(graph, opset, &describe(node));
-            let output = node.output[0].clone();
-            w.emit(&mut e, &output)
-                .map(|_| ("masked-write", w.line, w.node, e))
-        } else if let Some((at, e, line)) = gathers::find(&view, graph, opset) {
-            Some(("linear-index", line, at, e))
-        } else if let Some(c) = counts::find(&view) {
-            let node = &graph.node[c.node];
-            let mut e = Emitter::new(graph, opset, &describe(node));
-            let output = node.output[0].clone();
-            c.emit(&mut e, &output)
-                .map(|_| ("count", c.line, c.node, e))
-        } else {
-            None
-        };
-        let Some((kind, line, at, e)) = applied else {
-            break;
-        };
-        let candidates = replace(graph, at, e);
-        report.removed_nodes += crate::rewrite::remove_dead(graph, candidates);
-        summary.rewrites.push((kind.to_string(), line));
-    }
 }
 
 /// Compaction of every NonZero whose padding stays on padding-safe readers.

@@ -11,6 +11,7 @@ mod inference;
 mod inference_ops;
 mod readers;
 mod static_mode;
+mod static_nms;
 mod validity;
 
 use crate::{optimize, Report};

@@ -1,0 +1,68 @@
+//! The rewrites that change no output, before any fixed capacity: masked writes as Where
+//! ([`super::writes`]), TorchScript's linear-index selections as GatherND ([`super::gathers`]),
+//! mask-then-NMS over every box ([`super::nms`]) and count uses as a sum ([`super::counts`]).
+
+use super::emit::Emitter;
+use super::summary::StaticReport;
+use super::{counts, gathers, nms, replace, shapes_of, writes};
+use crate::graph::describe;
+use crate::report::Report;
+use crate::trace::View;
+use nonzero_proto::onnx::GraphProto;
+use std::collections::HashMap;
+
+/// Masked writes, linear-index selections, mask-then-NMS and count uses, one at a time, each
+/// followed by dead-node removal.
+pub fn rewrites(
+    graph: &mut GraphProto,
+    opset: i64,
+    summary: &mut StaticReport,
+    report: &mut Report,
+) {
+    // Each rewritten NMS output -> its unremapped selected_indices (nms.rs).
+    let mut unremapped = HashMap::new();
+    for _ in 0..=graph.node.len() {
+        let (index, shapes) = shapes_of(graph, opset);
+        let view = View {
+            graph,
+            index: &index,
+            shapes: &shapes,
+        };
+        let applied = if let Some(w) = writes::find(&view) {
+            let node = &graph.node[w.node];
+            let mut e = Emitter::new(graph, opset, &describe(node));
+            let output = node.output[0].clone();
+            w.emit(&mut e, &output)
+                .map(|_| ("masked-write", w.line, w.node, e))
+        } else if let Some((at, e, line)) = gathers::find(&view, graph, opset) {
+            Some(("linear-index", line, at, e))
+        } else if let Some(n) = nms::find(&view) {
+            let node = &graph.node[n.node];
+            let mut e = Emitter::new(graph, opset, &describe(node));
+            let output = node.output[0].clone();
+            n.emit(&mut e, node, &output).map(|full| {
+                unremapped.insert(output, full);
+                ("mask-then-nms", n.line, n.node, e)
+            })
+        } else if let Some(r) = nms::reader(&view, &unremapped) {
+            let node = &graph.node[r.node];
+            let mut e = Emitter::new(graph, opset, &describe(node));
+            r.emit(&mut e, node, &node.output[0].clone());
+            Some(("nms-reader", r.line, r.node, e))
+        } else if let Some(c) = counts::find(&view) {
+            let node = &graph.node[c.node];
+            let mut e = Emitter::new(graph, opset, &describe(node));
+            let output = node.output[0].clone();
+            c.emit(&mut e, &output)
+                .map(|_| ("count", c.line, c.node, e))
+        } else {
+            None
+        };
+        let Some((kind, line, at, e)) = applied else {
+            break;
+        };
+        let candidates = replace(graph, at, e);
+        report.removed_nodes += crate::rewrite::remove_dead(graph, candidates);
+        summary.rewrites.push((kind.to_string(), line));
+    }
+}

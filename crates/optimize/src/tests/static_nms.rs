@@ -1,0 +1,142 @@
+//! Static mode's mask-then-NMS rewrite (static_mode/nms.rs): the graph it writes, and the chains
+//! it leaves alone. ONNX Runtime, OpenVINO and IREE check the values (tests/python/test_static.py,
+//! tests/static).
+
+use super::*;
+use crate::{optimize_with, Options};
+use nonzero_proto::onnx::tensor_proto::DataType;
+use nonzero_proto::onnx::{GraphProto, ModelProto, NodeProto};
+use nonzero_proto::Message;
+use std::collections::BTreeMap;
+
+/// `kept = boxes[m]; kept[nms(kept, scores[score_mask])]`, as TorchScript writes it; with a
+/// score threshold input when `threshold`.
+fn mask_then_nms(score_mask: &str, threshold: bool) -> Vec<u8> {
+    let mut nms_inputs = vec!["b3", "s3", "max", "iou"];
+    if threshold {
+        nms_inputs.push("thr");
+    }
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["boxes", "t"], &["kept"], vec![]),
+            node("NonZero", &[score_mask], &["nz2"], vec![]),
+            node("Transpose", &["nz2"], &["t2"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["scores", "t2"], &["s"], vec![]),
+            node("Unsqueeze", &["kept", "zero"], &["b3"], vec![]),
+            node("Unsqueeze", &["s", "zero"], &["s2"], vec![]),
+            node("Unsqueeze", &["s2", "zero"], &["s3"], vec![]),
+            node("NonMaxSuppression", &nms_inputs, &["sel"], vec![]),
+            node("Gather", &["sel", "two"], &["col"], vec![int("axis", 1)]),
+            node("Gather", &["kept", "col"], &["y"], vec![int("axis", 0)]),
+        ],
+        vec![
+            value("boxes", DataType::Float, Some(&["n", "4"])),
+            value("scores", DataType::Float, Some(&["n"])),
+            value("m", DataType::Bool, Some(&["n"])),
+            value("m2", DataType::Bool, Some(&["n"])),
+        ],
+        &["y"],
+        vec![
+            int64s("zero", &[0]),
+            int64s("max", &[100]),
+            TensorProto {
+                dims: vec![],
+                ..int64s("two", &[2])
+            },
+            float1("iou", 0.5),
+            float1("thr", 0.25),
+        ],
+    );
+    model(g, 17)
+}
+
+fn float1(name: &str, v: f32) -> TensorProto {
+    TensorProto {
+        dims: vec![1],
+        data_type: Some(DataType::Float as i32),
+        name: Some(name.into()),
+        float_data: vec![v],
+        ..Default::default()
+    }
+}
+
+fn run_static(bytes: &[u8]) -> (ModelProto, crate::Report) {
+    let shapes = [
+        ("boxes", vec![6, 4]),
+        ("scores", vec![6]),
+        ("m", vec![6]),
+        ("m2", vec![6]),
+    ];
+    let options = Options {
+        static_shapes: true,
+        allow_dynamic: true,
+        input_shapes: shapes
+            .into_iter()
+            .map(|(n, d)| (n.to_string(), d))
+            .collect::<BTreeMap<_, _>>(),
+        ..Options::default()
+    };
+    let (out, report) = optimize_with(bytes, &options).expect("static");
+    (
+        ModelProto::decode(out.as_slice()).expect("re-parse"),
+        report,
+    )
+}
+
+fn the_nms(m: &ModelProto) -> &NodeProto {
+    let g: &GraphProto = m.graph.as_ref().unwrap();
+    g.node
+        .iter()
+        .find(|n| n.op_type() == "NonMaxSuppression")
+        .unwrap()
+}
+
+#[test]
+fn nms_runs_over_every_box_and_the_kept_boxes_are_read_from_all() {
+    let (m, report) = run_static(&mask_then_nms("m", false));
+    let ops = main_listing(&m);
+    assert!(!ops.iter().any(|n| n.starts_with("NonZero")), "{ops:#?}");
+    // Scores Where(m, scores, -inf) as [1, 1, 6], boxes [1, 6, 4], no threshold added; the
+    // rows of the boxes masked out, last, cut off by a Slice.
+    assert_eq!(&the_nms(&m).input[2..], ["max", "iou"]);
+    let has = |prefix: &str, part: &str| {
+        ops.iter()
+            .any(|n| n.starts_with(prefix) && n.contains(part))
+    };
+    assert!(has("Where(", ",scores,"), "{ops:#?}");
+    assert!(has("Slice(", "reducesum"), "{ops:#?}");
+    // The kept boxes: Gather(boxes, the unremapped box column), the output's name kept.
+    let last = ops.last().unwrap();
+    assert!(
+        last.starts_with("Gather(boxes,") && last.ends_with("->y"),
+        "{last}"
+    );
+    let summary = report.static_mode.as_ref().unwrap();
+    let kinds: Vec<&str> = summary.rewrites.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(kinds, ["mask-then-nms", "nms-reader"]);
+    let mut left: Vec<&str> = report.left.iter().map(|l| l.op.as_str()).collect();
+    left.sort();
+    assert_eq!(left, ["NonMaxSuppression", "Slice"]);
+}
+
+#[test]
+fn a_score_threshold_is_folded_into_the_mask() {
+    let (m, _) = run_static(&mask_then_nms("m", true));
+    let ops = main_listing(&m);
+    assert_eq!(&the_nms(&m).input[2..], ["max", "iou"]);
+    assert!(
+        ops.iter().any(|n| n.starts_with("Greater(scores,thr)")),
+        "{ops:#?}"
+    );
+    assert!(ops.iter().any(|n| n.starts_with("And(")), "{ops:#?}");
+}
+
+#[test]
+fn boxes_and_scores_selected_by_different_masks_are_left() {
+    let (m, report) = run_static(&mask_then_nms("m2", false));
+    assert_eq!(the_nms(&m).input[..2], ["b3", "s3"]);
+    let summary = report.static_mode.as_ref().unwrap();
+    assert!(summary.rewrites.iter().all(|(k, _)| k != "mask-then-nms"));
+}
