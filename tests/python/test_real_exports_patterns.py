@@ -196,3 +196,55 @@ def test_columns_taken_apart_are_fused(file, tmp_path):
     assert report["gathers_kept"] == kept
     if not kept:
         assert [n.op_type for n in rewritten.graph.node] == ["BooleanMask"]
+
+
+def guarded_rewrites(report):
+    return [r for r in report["rewrites"] if any(f.get("checked") == "at run time" for f in r["facts"])]
+
+
+GUARDED = [e for e in rp.EXPORTS if e["folder"].name in ("tf2onnx", "paddle2onnx")]
+
+
+@pytest.mark.parametrize("entry", GUARDED, ids=entry_id)
+def test_dims_named_apart_are_fused_and_fail_only_where_the_original_fails(entry, tmp_path):
+    """tf2onnx and paddle2onnx name every dim apart, so the sizes of mask and data are not
+    proven equal: the gather becomes If(sizes agree, BooleanMask, the original gather of
+    ArgWhere) (issue 25 item 1 f). With the mask shorter than the data, longer with only false
+    entries past the end, or longer with a true one there, the rewritten model gives exactly the
+    original's outputs, or fails where the original fails, with the library and without it."""
+    model = onnx.load(str(rp.path(entry)))
+    report, rewritten = rx.optimize_accounted(model, tmp_path)
+    if not guarded_rewrites(report):
+        # Nothing gathered by the coordinates (a plain tf.where / paddle.nonzero), or along
+        # axis 1 (tf.boolean_mask(x, m, axis=1): item 1 e).
+        assert all(r["kind"] == "ArgWhere" for r in report["rewrites"]), report["rewrites"]
+        return
+    assert report["gathers_kept"] == {} or set(report["gathers_kept"]) == {"gather-not-fused"}
+    if host_cannot_load(model, rewritten):
+        return
+    original = session(model, library=False)
+    contenders = {"library": session(rewritten), "no library": session(rewritten, library=False)}
+    (mask,) = [s for s in entry["inputs"] if s["values"] == "mask"]
+    rng = np.random.default_rng(7)
+    failures = 0
+    for delta, tail in [(0, False), (-1, False), (2, False), (2, True)]:
+        feeds = rp.inputs(entry, 0, "random", seed=3)
+        m = feeds[mask["name"]]
+        n = m.shape[0] + delta
+        grown = np.concatenate([m, np.full((max(delta, 0),) + m.shape[1:], tail)]) if delta > 0 else m[:n]
+        grown[: min(n, m.shape[0])] = rng.random(grown[: min(n, m.shape[0])].shape) < 0.5
+        feeds[mask["name"]] = grown
+        try:
+            want = original.run(None, feeds)
+        except Exception:
+            want = None
+        for name, contender in contenders.items():
+            if want is None:
+                with pytest.raises(Exception):
+                    contender.run(None, feeds)
+                failures += 1
+                continue
+            got = contender.run(None, feeds)
+            for i, (g, w) in enumerate(zip(got, want)):
+                assert_exact(g, w, f"{entry['file']} mask {delta:+d} tail {tail} ({name}) output {i}")
+    assert failures >= 2, "a true entry past the data's end fails in the original"

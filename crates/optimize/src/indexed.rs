@@ -46,7 +46,6 @@ impl<'g> IndexedGraph<'g> {
 
     /// Inserts `nodes` before node `at` (at the end when `at` is the node count), in order: for
     /// edits that add nodes before the one they replace (`replace(i, ..)`, then `insert(i, ..)`).
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn insert(&mut self, at: usize, nodes: Vec<NodeProto>) {
         let k = nodes.len();
         if k == 0 {

@@ -15,6 +15,7 @@ mod output;
 mod patterns;
 mod readers;
 mod report;
+mod report_json;
 mod rewrite;
 mod static_mode;
 mod trace;

@@ -5,6 +5,8 @@ use crate::patterns::Kind;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+pub(crate) use crate::report_json::quote;
+
 /// One fact a rewrite relied on, checkable against run-time shapes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fact {
@@ -20,6 +22,9 @@ pub enum Fact {
         other_axis: usize,
         size: String,
     },
+    /// The sizes of `tensor` and the leading ones of `other` are compared at run time (the
+    /// guarded form: fused where they agree, the original where not).
+    CheckedAtRunTime { tensor: String, other: String },
 }
 
 /// One applied rewrite.
@@ -241,11 +246,25 @@ impl Report {
             Kind::BooleanMaskLinear,
             Kind::ArgWhere,
         ];
-        let parts: Vec<String> = kinds
+        let mut parts: Vec<String> = kinds
             .iter()
             .filter(|&&k| self.count(k) > 0)
             .map(|&k| format!("{} {}", self.count(k), k.label()))
             .collect();
+        let guarded = self
+            .rewrites
+            .iter()
+            .filter(|r| {
+                r.facts
+                    .iter()
+                    .any(|f| matches!(f, Fact::CheckedAtRunTime { .. }))
+            })
+            .count();
+        if guarded > 0 {
+            parts.push(format!(
+                "{guarded} of them guarded (sizes compared at run time)"
+            ));
+        }
         let _ = write!(
             out,
             "\n{}{}{}; {} removed; {graphs} searched{}",
@@ -285,105 +304,4 @@ impl Report {
             })
             .collect()
     }
-
-    /// The whole report as JSON (see docs/optimize.md for the fields).
-    pub fn to_json(&self) -> String {
-        let reasons = |nonzero: bool| {
-            let parts: Vec<String> = self
-                .reason_counts(nonzero)
-                .iter()
-                .map(|(r, n)| format!("{}: {n}", quote(r.code())))
-                .collect();
-            format!("{{{}}}", parts.join(", "))
-        };
-        let rewrites: Vec<String> = self.rewrites.iter().map(rewrite_json).collect();
-        let used: Vec<String> = self
-            .coordinates_used
-            .iter()
-            .map(|u| {
-                format!(
-                    "{{\"graph\": {}, \"argwhere\": {}, \"reader\": {}, \"op\": {}}}",
-                    quote(&u.graph),
-                    quote(&u.argwhere),
-                    quote(&u.reader),
-                    quote(&u.op)
-                )
-            })
-            .collect();
-        let left: Vec<String> = self
-            .left
-            .iter()
-            .map(|l| {
-                format!(
-                    "{{\"graph\": {}, \"node\": {}, \"op\": {}, \"reason\": {}, \"text\": {}, \"detail\": {}}}",
-                    quote(&l.graph), quote(&l.node), quote(&l.op), quote(l.reason.code()),
-                    quote(l.reason.text()), quote(&l.detail)
-                )
-            })
-            .collect();
-        let static_mode = self
-            .static_mode
-            .as_ref()
-            .map_or("null".to_string(), |s| s.to_json());
-        format!(
-            "{{\"nonzero\": {}, \"rewritten\": {}, \"left\": {}, \"moved_to_domain\": {}, \"reasons\": {}, \"gathers_kept\": {}, \"removed_nodes\": {}, \"graphs\": {}, \"note\": {}, \"fallback_functions\": {}, \"coordinates_used\": [{}], \"rewrites\": [{}], \"left_nodes\": [{}], \"static\": {}}}",
-            self.nonzero_nodes,
-            self.nonzero_rewritten(),
-            self.nonzero_left(),
-            self.moved_to_domain,
-            reasons(true),
-            reasons(false),
-            self.removed_nodes,
-            self.graphs,
-            self.note.as_deref().map_or("null".to_string(), quote),
-            self.fallback_functions,
-            used.join(", "),
-            rewrites.join(", "),
-            left.join(", "),
-            static_mode
-        )
-    }
-}
-
-fn rewrite_json(r: &Rewrite) -> String {
-    let facts: Vec<String> = r
-        .facts
-        .iter()
-        .map(|f| match f {
-            Fact::Rank { tensor, rank } => format!("{{\"tensor\": {}, \"rank\": {rank}}}", quote(tensor)),
-            Fact::Bool { tensor } => format!("{{\"tensor\": {}, \"elem_type\": \"bool\"}}", quote(tensor)),
-            Fact::SameSize { tensor, axis, other, other_axis, size } => format!(
-                "{{\"tensor\": {}, \"axis\": {axis}, \"equals\": {{\"tensor\": {}, \"axis\": {other_axis}}}, \"size\": {}}}",
-                quote(tensor), quote(other), quote(size)
-            ),
-        })
-        .collect();
-    format!(
-        "{{\"kind\": {}, \"op\": {}, \"graph\": {}, \"node\": {}, \"line\": {}, \"facts\": [{}]}}",
-        quote(&format!("{:?}", r.kind)),
-        quote(r.kind.op_type()),
-        quote(&r.graph),
-        quote(&r.node),
-        quote(&r.line),
-        facts.join(", ")
-    )
-}
-
-/// A JSON string literal.
-pub(crate) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }

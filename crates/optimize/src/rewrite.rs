@@ -81,7 +81,9 @@ impl Pass<'_> {
             };
             let mut chain: HashSet<String> = edit.chain.into_iter().collect();
             chain.insert(edited.graph().node[edit.node].output[0].clone());
-            let replaced = describe(&edited.replace(edit.node, edit.replacement));
+            let at = edit.node + edit.prelude.len();
+            edited.insert(edit.node, edit.prelude);
+            let replaced = describe(&edited.replace(at, edit.replacement));
             self.report.rewrites.push(Rewrite {
                 kind: edit.kind,
                 line: edit.line,

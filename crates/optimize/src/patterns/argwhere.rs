@@ -41,6 +41,7 @@ pub fn find(view: &View) -> Option<Edit> {
         );
         Some(Edit {
             node: i,
+            prelude: vec![],
             replacement: nonzero_node("ArgWhere", name, &[&traced.mask], out),
             kind: Kind::ArgWhere,
             line,

@@ -3,7 +3,7 @@
 //! `BooleanMask(data, mask)` when data's first dimension is provably the mask's: both give
 //! `[nnz] + data.shape[1:]`. This is `x[torch.where(m)[0]]` and torchvision's post-processing.
 
-use super::gather_nd::{boolean_mask_edit, leading_dims_match};
+use super::guarded::{fused_or_guarded, Reads};
 use super::{Edit, Kind};
 use crate::graph::int_attr;
 use crate::trace::{trace, Traced, View};
@@ -24,14 +24,13 @@ pub fn candidate(view: &View, node: &NodeProto) -> Option<Traced> {
 pub fn find(view: &View) -> Option<Edit> {
     view.graph.node.iter().enumerate().find_map(|(i, node)| {
         let traced = candidate(view, node)?;
-        let facts = leading_dims_match(view, &node.input[0], &traced, 1).ok()?;
-        Some(boolean_mask_edit(
+        fused_or_guarded(
             view,
             i,
             node,
             traced,
             Kind::BooleanMaskGather,
-            facts,
-        ))
+            Reads::Column,
+        )
     })
 }

@@ -4,6 +4,7 @@
 //! come through value-preserving steps (see `crate::trace`), which covers the dynamo exporter's
 //! 1-D form; a mask made by `Expand(m, Shape(data))` has data's shape by construction.
 
+use super::guarded::{fused_or_guarded, Reads};
 use super::{chain_text, nonzero_node, Edit, Kind};
 use crate::graph::{describe, fresh_node_name, int_attr};
 use crate::report::{Fact, Reason};
@@ -27,16 +28,14 @@ pub fn candidate(view: &View, node: &NodeProto) -> Option<Traced> {
 pub fn find(view: &View) -> Option<Edit> {
     view.graph.node.iter().enumerate().find_map(|(i, node)| {
         let traced = candidate(view, node)?;
-        let k = traced.mask_rank;
-        let facts = leading_dims_match(view, &node.input[0], &traced, k).ok()?;
-        Some(boolean_mask_edit(
+        fused_or_guarded(
             view,
             i,
             node,
             traced,
             Kind::BooleanMaskGatherNd,
-            facts,
-        ))
+            Reads::GatherNd,
+        )
     })
 }
 
@@ -63,6 +62,7 @@ pub fn boolean_mask_edit(
     );
     Edit {
         node: i,
+        prelude: vec![],
         replacement: nonzero_node("BooleanMask", name, &[data, &traced.mask], out),
         kind,
         line,

@@ -4,12 +4,13 @@
 mod argwhere;
 mod gather_columns;
 mod gather_nd;
+mod guarded;
 pub(crate) mod linear_index;
 
 pub(crate) use gather_nd::leading_dims_match;
 
 use crate::graph::describe;
-use crate::report::{Fact, Left};
+use crate::report::{Fact, Left, Reason};
 use crate::trace::View;
 use nonzero_proto::onnx::{AttributeProto, NodeProto};
 
@@ -46,6 +47,8 @@ impl Kind {
 #[derive(Debug)]
 pub struct Edit {
     pub node: usize,
+    /// Nodes to insert before the replaced one (the guarded form's size check).
+    pub prelude: Vec<NodeProto>,
     pub replacement: NodeProto,
     pub kind: Kind,
     pub line: String,
@@ -82,6 +85,14 @@ pub fn diagnose(view: &View, graph_label: &str) -> Vec<Left> {
             continue;
         };
         if let Err((reason, detail)) = gather_nd::leading_dims_match(view, &data, &traced, k) {
+            // Unproven sizes alone: the guarded form fuses it (not the linear index's).
+            let linear = !std::ptr::eq(reader, node);
+            if reason == Reason::SizesNotProven
+                && !linear
+                && guarded::guardable(view, &data, &traced)
+            {
+                continue;
+            }
             left.push(Left {
                 graph: graph_label.to_string(),
                 node: describe(reader),

@@ -79,12 +79,19 @@ fn non_bool_mask_keeps_gather_nd() {
 }
 
 #[test]
-fn unproven_leading_dims_keep_gather_nd() {
-    for (mask, data) in [
-        (&["N"][..], &["M", "4"][..]),
-        (&["3"], &["4"]),
-        (&["3", "4"], &["3"]),
-    ] {
+fn unproven_leading_dims_are_checked_at_run_time_and_different_ones_keep_gather_nd() {
+    // Named apart: the guarded form (If the sizes agree, BooleanMask, else the original).
+    let bytes = chain(
+        value("m", DataType::Bool, Some(&["N"])),
+        value("x", DataType::Float, Some(&["M", "4"])),
+        vec![],
+    );
+    let (m, report) = run(&bytes);
+    assert!(guarded(&m, &report, "y"), "{:?}", main_listing(&m));
+    assert!(report.left.is_empty());
+    // Sizes fixed apart, or data of lower rank than the mask: the If would always take the
+    // original's branch, so the gather stays.
+    for (mask, data) in [(&["3"][..], &["4"][..]), (&["3", "4"], &["3"])] {
         let bytes = chain(
             value("m", DataType::Bool, Some(mask)),
             value("x", DataType::Float, Some(data)),
@@ -229,4 +236,43 @@ fn expand_to_another_tensors_shape_is_not_identity() {
     let (m, _) = run(&model(g, 13));
     assert_eq!(main_listing(&m)[0], "nonzero.ArgWhere(m)->t");
     assert_eq!(main_listing(&m).len(), 6);
+}
+
+/// The guarded form's branches: BooleanMask where the sizes agree, the default mode's earlier
+/// output (ArgWhere, then the same gather) where not; a second run changes nothing.
+#[test]
+fn the_guarded_form_is_boolean_mask_or_the_original_and_stays_put() {
+    let bytes = chain(
+        value("m", DataType::Bool, Some(&["unk__1"])),
+        value("x", DataType::Float, Some(&["unk__2", "3"])),
+        vec![],
+    );
+    let (m, report) = run(&bytes);
+    assert!(guarded(&m, &report, "y"));
+    let g = m.graph.as_ref().unwrap();
+    let the_if = g.node.last().unwrap();
+    let branch = |name: &str| {
+        let a = the_if.attribute.iter().find(|a| a.name() == name).unwrap();
+        listing(a.g.as_ref().unwrap())
+    };
+    let then_branch = branch("then_branch");
+    assert_eq!(then_branch.len(), 1);
+    assert!(
+        then_branch[0].starts_with("nonzero.BooleanMask(x,m)->"),
+        "{then_branch:?}"
+    );
+    let else_branch = branch("else_branch");
+    assert!(
+        else_branch[0].starts_with("nonzero.ArgWhere(m)->"),
+        "{else_branch:?}"
+    );
+    assert!(else_branch[1].starts_with("GatherND(x,"), "{else_branch:?}");
+    // The condition: Shape(m) against Shape(x)[:1], no NonZero left anywhere.
+    let outer = main_listing(&m);
+    assert!(outer.iter().any(|n| n.starts_with("Shape(m)")), "{outer:?}");
+    assert!(!outer.iter().any(|n| n.starts_with("NonZero")), "{outer:?}");
+    assert_eq!(report.nonzero_nodes, 1);
+    let (again, second) = run(&m.encode_to_vec());
+    assert!(second.rewrites.is_empty(), "{:?}", second.rewrites);
+    assert_eq!(main_listing(&again), outer);
 }

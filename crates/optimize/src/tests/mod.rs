@@ -158,6 +158,18 @@ pub fn listing(g: &GraphProto) -> Vec<String> {
         .collect()
 }
 
+/// True when a rewrite is the guarded form (sizes compared at run time: patterns/guarded.rs),
+/// and the graph's last node is the If that writes `output`.
+pub fn guarded(m: &ModelProto, report: &Report, output: &str) -> bool {
+    let checked = report.rewrites.iter().any(|r| {
+        r.facts
+            .iter()
+            .any(|f| matches!(f, crate::report::Fact::CheckedAtRunTime { .. }))
+    });
+    let last = main_listing(m).pop().unwrap_or_default();
+    checked && last.starts_with("If(") && last.ends_with(&format!("->{output}"))
+}
+
 pub fn main_listing(m: &ModelProto) -> Vec<String> {
     listing(m.graph.as_ref().unwrap())
 }
