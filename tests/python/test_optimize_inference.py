@@ -61,7 +61,7 @@ def test_without_value_info_rewrites_what_onnx_inference_allows(path, tmp_path):
 
 
 def test_report_lists_facts_and_what_was_left(tmp_path):
-    path = ROOT / "models/rewrite-variants/dims_fixed_apart.onnx"
+    path = ROOT / "models/rewrite-variants/unproven_dims.onnx"
     report, _ = report_of(path, tmp_path)
     assert report["nonzero"] == report["rewritten"] + report["left"]
     assert report["gathers_kept"] == {"sizes-not-proven": 1}
@@ -70,8 +70,8 @@ def test_report_lists_facts_and_what_was_left(tmp_path):
     proc, _ = optimize(path, tmp_path, "-v")
     assert any(line.startswith(f"left: {kept['op']} {kept['node']} in main:") for line in proc.stdout.splitlines())
 
-    # Sizes named apart: fused, the sizes compared at run time, nothing kept.
-    report, _ = report_of(ROOT / "models/rewrite-variants/unproven_dims.onnx", tmp_path)
+    # Sizes of a 2-D mask named apart: fused, the sizes compared at run time, nothing kept.
+    report, _ = report_of(ROOT / "models/rewrite-variants/unproven_dims_2d.onnx", tmp_path)
     (rewrite,) = report["rewrites"]
     assert {"tensor": "m", "leading_sizes_of": "x", "checked": "at run time"} in rewrite["facts"]
     assert report["gathers_kept"] == {} and rewrite["line"].endswith("(guarded)")

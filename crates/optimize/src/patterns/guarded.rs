@@ -273,10 +273,17 @@ pub fn fused_or_guarded(
     }
 }
 
-/// True when the guarded form may be written for unproven sizes: opset 10 or later, data of
-/// known rank at least the mask's, and no size of the mask fixed to another than data's (the
-/// If would always take the original's branch).
+/// True when the guarded form may be written for unproven sizes: a mask of rank 2 or more,
+/// opset 10 or later, data of known rank at least the mask's, and no size of the mask fixed to
+/// another than data's (the If would always take the original's branch).
+///
+/// Not for a 1-D mask: ONNX Runtime's If costs about 0.4 ms a run and copies its output, more
+/// than BooleanMask saves over ArgWhere and a Gather of rows (benches/guarded_forms.py); its
+/// GatherND of a k-D mask's coordinates is slow enough that the guard pays there.
 pub fn guardable(view: &View, data: &str, traced: &Traced) -> bool {
+    if traced.mask_rank < 2 {
+        return false;
+    }
     let opset = view.shapes.opset().unwrap_or(0);
     let (mask, data) = (view.shapes.get(&traced.mask), view.shapes.get(data));
     let (Some(mask_dims), Some(data_dims)) = (mask.dims, data.dims) else {

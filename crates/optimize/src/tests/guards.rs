@@ -79,19 +79,24 @@ fn non_bool_mask_keeps_gather_nd() {
 }
 
 #[test]
-fn unproven_leading_dims_are_checked_at_run_time_and_different_ones_keep_gather_nd() {
-    // Named apart: the guarded form (If the sizes agree, BooleanMask, else the original).
+fn unproven_sizes_of_a_2d_mask_are_checked_at_run_time_others_keep_gather_nd() {
+    // Named apart, a 2-D mask: the guarded form (If the sizes agree, BooleanMask, else the
+    // original).
     let bytes = chain(
-        value("m", DataType::Bool, Some(&["N"])),
-        value("x", DataType::Float, Some(&["M", "4"])),
+        value("m", DataType::Bool, Some(&["N", "K"])),
+        value("x", DataType::Float, Some(&["M", "L", "4"])),
         vec![],
     );
     let (m, report) = run(&bytes);
     assert!(guarded(&m, &report, "y"), "{:?}", main_listing(&m));
     assert!(report.left.is_empty());
-    // Sizes fixed apart, or data of lower rank than the mask: the If would always take the
-    // original's branch, so the gather stays.
-    for (mask, data) in [(&["3"][..], &["4"][..]), (&["3", "4"], &["3"])] {
+    // A 1-D mask (the If costs more than it saves: guarded.rs), sizes fixed apart, or data of
+    // lower rank than the mask: the gather stays.
+    for (mask, data) in [
+        (&["N"][..], &["M", "4"][..]),
+        (&["3", "N"], &["4", "N"]),
+        (&["3", "4"], &["3"]),
+    ] {
         let bytes = chain(
             value("m", DataType::Bool, Some(mask)),
             value("x", DataType::Float, Some(data)),
@@ -243,8 +248,8 @@ fn expand_to_another_tensors_shape_is_not_identity() {
 #[test]
 fn the_guarded_form_is_boolean_mask_or_the_original_and_stays_put() {
     let bytes = chain(
-        value("m", DataType::Bool, Some(&["unk__1"])),
-        value("x", DataType::Float, Some(&["unk__2", "3"])),
+        value("m", DataType::Bool, Some(&["unk__1", "unk__2"])),
+        value("x", DataType::Float, Some(&["unk__3", "unk__4", "3"])),
         vec![],
     );
     let (m, report) = run(&bytes);
@@ -267,7 +272,7 @@ fn the_guarded_form_is_boolean_mask_or_the_original_and_stays_put() {
         "{else_branch:?}"
     );
     assert!(else_branch[1].starts_with("GatherND(x,"), "{else_branch:?}");
-    // The condition: Shape(m) against Shape(x)[:1], no NonZero left anywhere.
+    // The condition: Shape(m) against Shape(x)[:2], no NonZero left anywhere.
     let outer = main_listing(&m);
     assert!(outer.iter().any(|n| n.starts_with("Shape(m)")), "{outer:?}");
     assert!(!outer.iter().any(|n| n.starts_with("NonZero")), "{outer:?}");
