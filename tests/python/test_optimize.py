@@ -236,3 +236,19 @@ def test_cli_check_on_rewritten_exports(tmp_path, name):
     assert proc.returncode == 0, proc.stderr
     assert "check: 6 runs, every output exactly equal" in proc.stdout
     assert out.exists()
+
+
+def test_a_closed_pipe_ends_the_cli_quietly(tmp_path):
+    """`nonzero optimize -v ... | head -1`: the reader goes away after one line; the CLI ends
+    by SIGPIPE as other Unix tools do, with no panic, and writes no half model."""
+    src = ROOT / "models/real/ssdlite320_ts17.onnx"
+    out = tmp_path / "out.onnx"
+    proc = subprocess.Popen([str(CLI), "optimize", "-v", str(src), str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait() in (0, -13), stderr
+    assert "panicked" not in stderr, stderr
+    if out.exists():
+        onnx.checker.check_model(onnx.load(str(out)), full_check=False)

@@ -144,7 +144,20 @@ fn parse_input_shape(text: &str) -> Result<(String, Vec<i64>)> {
     Ok((name.to_string(), dims))
 }
 
+/// A closed pipe (`nonzero optimize -v ... | head`) ends the process quietly, as it does other
+/// Unix tools, instead of a panic in `println!`: Rust's runtime ignores SIGPIPE before `main`.
+#[cfg(unix)]
+fn default_sigpipe() {
+    // SAFETY: restores the default disposition (no handler code runs); called first in `main`,
+    // before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    default_sigpipe();
     match real_main() {
         Ok(code) => code,
         Err(e) => {

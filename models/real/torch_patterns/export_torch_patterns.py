@@ -2,7 +2,8 @@
 them (no shape inference, no clean-up): a hand-written top-k MoE router, masked_scatter,
 `x[mask] = v`, `x[mask] += v`, `mask.nonzero().squeeze(1)` then index_select, and where-tuple
 indexing `x[torch.where(cond)]` with a 2-D cond; and issue 26's mask-then-NMS, torchvision's
-`nms(boxes[m], scores[m])`. CI never runs this: the .onnx files are committed.
+`nms(boxes[m], scores[m])`, and reductions of a selection (prod, any, all). CI never runs this:
+the .onnx files are committed.
 
     python3 -m venv /tmp/venv-torch && /tmp/venv-torch/bin/pip install -r requirements/export-models.txt
     /tmp/venv-torch/bin/python models/real/torch_patterns/export_torch_patterns.py [NAME...]
@@ -98,6 +99,18 @@ def mask_nms_indices(boxes, scores, m):
     return torchvision.ops.nms(boxes[m], scores[m], 0.5)
 
 
+def masked_prod(x, m):
+    return x[m].prod(0)
+
+
+def masked_any(x, m):
+    return (x[m] > 0).any()
+
+
+def masked_all(x, m):
+    return (x[m] > 0).all()
+
+
 def inp(name, shape, dtype, values):
     return {"name": name, "shape": shape, "dtype": dtype, "values": values}
 
@@ -135,6 +148,9 @@ MODELS = {
     "mask_nms_indices": (Three(mask_nms_indices), "nms(boxes[m], scores[m], 0.5): boxes [n, 4], scores [n], m [n]",
                          [inp("boxes", ["n", 4], "float32", "normal"), inp("scores", ["n"], "float32", "normal"), M_N],
                          SIZES_N, {"n": 6}),
+    "masked_prod": (Two(masked_prod), "x[m].prod(0): x [n, 3], m [n]", [X_N3, M_N], SIZES_N, {"n": 6}),
+    "masked_any": (Two(masked_any), "(x[m] > 0).any(): x [n, 3], m [n]", [X_N3, M_N], SIZES_N, {"n": 6}),
+    "masked_all": (Two(masked_all), "(x[m] > 0).all(): x [n, 3], m [n]", [X_N3, M_N], SIZES_N, {"n": 6}),
     "where_tuple_same_shape": (Two(lambda x, c: x[torch.where(c)]), "x[torch.where(c)]: x, c [n, k]",
                                [X_NK, inp("c", ["n", "k"], "bool", "mask")], SIZES_NK, {"n": 6, "k": 5}),
 }

@@ -66,11 +66,11 @@ pub fn emit(
     let fits = e.binary("Less", &total, &cap);
     let count = choose(e, &fits, &total, &cap);
     let one = e.scalar(1);
-    let cap_plus_one = e.scalar(c + 1);
     let before = e.binary("Sub", &k, &one);
     // Kept: selected, and (under a capacity) among the first C. As int64 products, not And:
     // ONNX Runtime 1.17.3 gave a stale And result on a session's later runs here.
     let kept = if c < numel {
+        let cap_plus_one = e.scalar(c + 1);
         let within = e.binary("Less", &k, &cap_plus_one);
         let within = e.cast(&within, DataType::Int64);
         let ones = selection.ones(e);
@@ -262,15 +262,16 @@ pub fn emit_reduction(
     data_type: i32,
 ) -> Option<()> {
     let padding = padding_like(e, compacted, reduction.axis, input_dims)?;
-    if let Some(lowest) = match node.op_type.as_deref() {
-        Some("ReduceMax") => Some(true),
-        Some("ReduceMin") => Some(false),
-        _ => None,
-    } {
+    let op = node.op_type.as_deref();
+    if matches!(op, Some("ReduceMax" | "ReduceMin" | "ReduceProd")) {
         // The padding reads as the type's lowest (max) or highest (min) value: exact, and an
         // empty selection gives what ONNX Runtime gives for an empty max or min (-inf, the
-        // type's minimum; +inf, its maximum).
-        let identity = e.extreme(data_type, lowest)?;
+        // type's minimum; +inf, its maximum). For a product it reads as 1: exact for integers,
+        // up to rounding for floats (static mode allows it); an empty product is 1 either way.
+        let identity = match op {
+            Some("ReduceProd") => e.one(data_type)?,
+            _ => e.extreme(data_type, op == Some("ReduceMax"))?,
+        };
         let masked = e.select(&padding, &identity, &node.input[0], data_type);
         let mut reduce = node.clone();
         reduce.input[0] = masked;

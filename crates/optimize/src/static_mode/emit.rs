@@ -139,6 +139,24 @@ impl Emitter {
         Some(self.initializer(elem_type, &[], vec![0; size]))
     }
 
+    /// A scalar one of `elem_type` (a product's identity); `None` for bool, strings, complex.
+    pub fn one(&mut self, elem_type: i32) -> Option<String> {
+        use DataType as T;
+        let raw: Vec<u8> = match T::try_from(elem_type).ok()? {
+            T::Float => 1f32.to_le_bytes().to_vec(),
+            T::Double => 1f64.to_le_bytes().to_vec(),
+            T::Float16 => 0x3c00u16.to_le_bytes().to_vec(),
+            T::Bfloat16 => 0x3f80u16.to_le_bytes().to_vec(),
+            T::Bool | T::String | T::Complex64 | T::Complex128 | T::Undefined => return None,
+            _ => {
+                let mut raw = vec![0; element_size(elem_type)?];
+                raw[0] = 1;
+                raw
+            }
+        };
+        Some(self.initializer(elem_type, &[], raw))
+    }
+
     /// The identity of a sum in `elem_type`: -0.0 for floats (so that a sum of -0.0 stays
     /// -0.0), 0 for integers; `None` for strings and bool.
     pub fn sum_identity(&mut self, elem_type: i32) -> Option<String> {

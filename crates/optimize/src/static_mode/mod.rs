@@ -56,10 +56,18 @@ fn shapes_of(graph: &GraphProto, opset: i64) -> (GraphIndex, ShapeTable) {
 }
 
 /// Replaces node `at` by what `e` emitted (whose last node writes the node's output).
+/// Initializers the replaced node read that nothing reads now go too (a reduction's constant
+/// axes, say), as dead-node removal does for the nodes it removes.
 fn replace(graph: &mut GraphProto, at: usize, e: Emitter) -> HashSet<String> {
     let removed = graph.node.remove(at);
     e.insert(graph, at);
-    removed.input.into_iter().collect()
+    let inputs: HashSet<String> = removed.input.into_iter().collect();
+    let index = GraphIndex::new(graph);
+    graph.initializer.retain(|t| {
+        let name = t.name.as_deref().unwrap_or("");
+        !(inputs.contains(name) && index.unused(name) && !index.graph_inputs.contains(name))
+    });
+    inputs
 }
 
 /// Makes `model` static as the module doc says; fills `report`. Errors: inputs that cannot be

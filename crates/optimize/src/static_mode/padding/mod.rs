@@ -39,7 +39,8 @@ pub struct Flow {
     pub nested: Vec<String>,
 }
 
-/// A `ReduceSum`, `ReduceMean`, `ReduceMax` or `ReduceMin` whose axes include the padded one.
+/// A `ReduceSum`, `ReduceMean`, `ReduceMax`, `ReduceMin` or `ReduceProd` whose axes include the
+/// padded one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reduction {
     /// The reduction's output (its node is found by it).
@@ -254,7 +255,9 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                         .push((node.output[0].clone(), GatherKind::Axis(axis as usize)));
                     todo.push(step(axis as usize, rank as usize, false));
                 }
-                "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" if !t.coords => {
+                "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd"
+                    if !t.coords =>
+                {
                     let Some(axes) = reduced_axes(view, node, t.rank) else {
                         return refuse();
                     };
