@@ -136,8 +136,8 @@ impl NmsRewrite {
     }
 
     /// Writes the NMS over every box and the remap; the last node outputs `output`. Returns the
-    /// unremapped `selected_indices` (box indices among all boxes), for [`reader`].
-    pub fn emit(&self, e: &mut Emitter, nms: &NodeProto, output: &str) -> Option<String> {
+    /// unremapped `selected_indices` (box indices among all boxes) and the mask, for [`reader`].
+    pub fn emit(&self, e: &mut Emitter, nms: &NodeProto, output: &str) -> Option<(String, String)> {
         let n = self.count;
         let score_type = DataType::try_from(self.score_type).ok()?;
         let box_type = DataType::try_from(self.box_type).ok()?;
@@ -184,7 +184,7 @@ impl NmsRewrite {
         let batch_class = e.op("Slice", &[&kept, &start, &end, &axes], vec![]);
         e.concat(&[&batch_class, &remapped], 1);
         e.finish_as(output);
-        Some(kept)
+        Some((kept, self.mask.clone()))
     }
 }
 
@@ -202,8 +202,12 @@ pub struct NmsReader<'a> {
 
 /// `Gather(x[m], I, axis=0)` or `GatherND(x[m], I)` (I `[.., 1]`) where I is the box column of
 /// a rewritten NMS's output, taken through column steps: it reads `x` at the same steps of the
-/// unremapped output. `full` maps each rewritten NMS output to its unremapped one.
-pub fn reader<'a>(view: &View<'a>, full: &HashMap<String, String>) -> Option<NmsReader<'a>> {
+/// unremapped output. `full` maps each rewritten NMS output to its unremapped one and the mask
+/// its boxes were selected by: only a selection by that same mask is read this way.
+pub fn reader<'a>(
+    view: &View<'a>,
+    full: &HashMap<String, (String, String)>,
+) -> Option<NmsReader<'a>> {
     view.graph.node.iter().enumerate().find_map(|(i, node)| {
         let gather_nd = view.is_op(node, "GatherND");
         let gather = view.is_op(node, "Gather") && int_attr(node, "axis").ok()?.unwrap_or(0) == 0;
@@ -213,9 +217,10 @@ pub fn reader<'a>(view: &View<'a>, full: &HashMap<String, String>) -> Option<Nms
         if gather_nd && int_attr(node, "batch_dims").ok()?.unwrap_or(0) != 0 {
             return None;
         }
-        let (x, _) = selection(view, &node.input[0])?;
+        let (x, mask) = selection(view, &node.input[0])?;
         let (mut steps, source) = box_column_steps(view, &node.input[1])?;
-        let unremapped = full.get(&source)?.clone();
+        let (unremapped, nms_mask) = full.get(&source)?.clone();
+        (mask == nms_mask).then_some(())?;
         if gather_nd {
             let dims = view.shapes.info(&node.input[1])?.dims.clone()?;
             (dims.last()?.as_static() == Some(1)).then_some(())?;

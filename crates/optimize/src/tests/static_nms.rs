@@ -12,6 +12,11 @@ use std::collections::BTreeMap;
 /// `kept = boxes[m]; kept[nms(kept, scores[score_mask])]`, as TorchScript writes it; with a
 /// score threshold input when `threshold`.
 fn mask_then_nms(score_mask: &str, threshold: bool) -> Vec<u8> {
+    mask_then_nms_read_by(score_mask, threshold, "m")
+}
+
+/// The same, the kept boxes gathered from `boxes[read_mask]`.
+fn mask_then_nms_read_by(score_mask: &str, threshold: bool, read_mask: &str) -> Vec<u8> {
     let mut nms_inputs = vec!["b3", "s3", "max", "iou"];
     if threshold {
         nms_inputs.push("thr");
@@ -29,7 +34,10 @@ fn mask_then_nms(score_mask: &str, threshold: bool) -> Vec<u8> {
             node("Unsqueeze", &["s2", "zero"], &["s3"], vec![]),
             node("NonMaxSuppression", &nms_inputs, &["sel"], vec![]),
             node("Gather", &["sel", "two"], &["col"], vec![int("axis", 1)]),
-            node("Gather", &["kept", "col"], &["y"], vec![int("axis", 0)]),
+            node("NonZero", &[read_mask], &["nz3"], vec![]),
+            node("Transpose", &["nz3"], &["t3"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["boxes", "t3"], &["read"], vec![]),
+            node("Gather", &["read", "col"], &["y"], vec![int("axis", 0)]),
         ],
         vec![
             value("boxes", DataType::Float, Some(&["n", "4"])),
@@ -139,4 +147,18 @@ fn boxes_and_scores_selected_by_different_masks_are_left() {
     assert_eq!(the_nms(&m).input[..2], ["b3", "s3"]);
     let summary = report.static_mode.as_ref().unwrap();
     assert!(summary.rewrites.iter().all(|(k, _)| k != "mask-then-nms"));
+}
+
+#[test]
+fn a_gather_of_a_selection_by_another_mask_keeps_the_remapped_indices() {
+    let (m, report) = run_static(&mask_then_nms_read_by("m", false, "m2"));
+    let summary = report.static_mode.as_ref().unwrap();
+    let kinds: Vec<&str> = summary.rewrites.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(kinds, ["mask-then-nms"]);
+    // y still gathers boxes[m2] (compacted to a fixed capacity) at NMS's remapped column.
+    let last = main_listing(&m).pop().unwrap();
+    assert!(
+        last.starts_with("Gather(read,") && last.ends_with("->y"),
+        "{last}"
+    );
 }
