@@ -381,3 +381,14 @@ def masked_add(draw):
 
 STRATEGIES = {s.__name__: s for s in (gather_nd, gather_column, column_read, coordinates_output,
                                         masked_scatter, masked_fill, masked_add)}
+
+
+def _columns():
+    """x[torch.where(c)] taken apart into columns (chain_strategies_columns.py, which imports
+    this module's Builder)."""
+    from chain_strategies_columns import where_tuple
+
+    return where_tuple
+
+
+STRATEGIES["where_tuple"] = _columns()
