@@ -184,3 +184,25 @@ fn large_input_runs_in_parallel_chunks_and_matches() {
     assert_eq!(got.nnz, nnz);
     assert_eq!(got.data, expected);
 }
+
+#[test]
+fn short_innermost_rows_in_parallel_chunks_match() {
+    // Rows shorter than the kernel's short-row bound are compacted many rows at a time
+    // (kernel/walk.rs): sparse (rows skipped, coordinates divided out again), dense (rows
+    // carried one by one), and blocks that end inside a row, across parallel chunks.
+    for (shape, every) in [
+        (vec![400_000usize, 3], 97usize),
+        (vec![400_000, 3], 2),
+        (vec![1_000, 7, 1, 2, 63], 5),
+        (vec![2, 1, 350_001, 2], 1_000_003),
+    ] {
+        let n: usize = shape.iter().product();
+        let data: Vec<u8> = (0..n)
+            .map(|i| (i.wrapping_mul(2654435761) % every == 0) as u8)
+            .collect();
+        let got = nonzero_core::nonzero(&data, &shape).unwrap();
+        let (nnz, expected) = reference::nonzero_packed(&shape, |i| data[i] != 0);
+        assert_eq!(got.nnz, nnz, "{shape:?}");
+        assert_eq!(got.data, expected, "{shape:?}");
+    }
+}

@@ -13,6 +13,10 @@ pub(crate) const BLOCK: usize = 1024;
 const SMALL_BLOCK: usize = 256;
 /// The scratch of a chunk that fits one compaction group (512 bytes), e.g. a token mask.
 const TINY_BLOCK: usize = 64;
+/// Innermost rows shorter than this, in a packed layout, are compacted many rows at a time as
+/// one flat run and split into rows afterwards: a run per row costs about 30 ns, which for
+/// `[n, 2]` or `[n, 4]` masks (a top-k router's) is most of the time.
+const SHORT_ROW: usize = 64;
 
 /// The walked geometry of a layout.
 #[derive(Debug, Clone)]
@@ -133,6 +137,10 @@ impl Walk {
         end: usize,
         mut sink: impl FnMut(Block<'_>),
     ) {
+        let short_rows = self.sizes.len() >= 2 && self.sizes.last().is_some_and(|&n| n < SHORT_ROW);
+        if self.packed && short_rows {
+            return self.visit_short_rows::<S, N>(src, start, end, sink);
+        }
         let mut buf = [0usize; N];
         let mut coords = Dims::from_elem(0, self.rank);
         let inner = self.dims.last().copied();
@@ -160,6 +168,66 @@ impl Walk {
                 done += n;
             }
         });
+    }
+
+    /// [`Walk::visit`] for a packed layout of short innermost rows: each `N` elements are
+    /// compacted as one flat run (a packed view's offset is its flat index), and the flat
+    /// indices found are split into blocks of one row each, the row's coordinates carried from
+    /// the previous non-empty row (divided out again only after a jump of more than one row).
+    fn visit_short_rows<S: ZeroTest + ?Sized, const N: usize>(
+        &self,
+        src: &S,
+        start: usize,
+        end: usize,
+        mut sink: impl FnMut(Block<'_>),
+    ) {
+        let mut buf = [0usize; N];
+        let mut coords = Dims::from_elem(0, self.rank);
+        let walked = self.sizes.len();
+        let (inner, inner_size) = (self.dims[walked - 1], self.sizes[walked - 1]);
+        // The row whose coordinates `coords` holds (none yet).
+        let mut row = usize::MAX;
+        let mut flat = start;
+        while flat < end {
+            let n = (end - flat).min(N);
+            let k = src.compact_run(flat, n, 1, flat, &mut buf);
+            let mut i = 0;
+            while i < k {
+                let target = buf[i] / inner_size;
+                if row != usize::MAX && target == row + 1 {
+                    // The next row: carry through the outer dimensions.
+                    for d in (0..walked - 1).rev() {
+                        let c = &mut coords[self.dims[d]];
+                        *c += 1;
+                        if *c < self.sizes[d] {
+                            break;
+                        }
+                        *c = 0;
+                    }
+                } else if target != row {
+                    let mut rest = target;
+                    for d in (0..walked - 1).rev() {
+                        coords[self.dims[d]] = rest % self.sizes[d];
+                        rest /= self.sizes[d];
+                    }
+                }
+                row = target;
+                // The row's non-zeros, as innermost coordinates.
+                let (first, row_end) = (row * inner_size, (row + 1) * inner_size);
+                let mut j = i;
+                while j < k && buf[j] < row_end {
+                    buf[j] -= first;
+                    j += 1;
+                }
+                sink(Block {
+                    coords: &coords,
+                    inner: Some(inner),
+                    cols: &buf[i..j],
+                });
+                i = j;
+            }
+            flat += n;
+        }
     }
 
     /// Splits `start..end` into innermost rows: `row(offset, len, stride, (outer coords, first col))`.
