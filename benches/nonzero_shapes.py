@@ -3,7 +3,7 @@ element count (1M) in different shapes, at 1% and 50% density: where the library
 on the shape. One process, 2 threads, spinning off, medians of 15 after 3 warm-up runs.
 
     .venv/bin/python benches/nonzero_shapes.py
-prints a Markdown table (docs/performance.md, "Known gap: short innermost rows")."""
+prints a Markdown table (docs/performance.md, "Short innermost rows and small slices")."""
 
 import os
 import tempfile

@@ -117,6 +117,23 @@ def test_boolean_mask_refuses_a_mask_that_is_not_bool():
         session(model("BooleanMask", [("x", TensorProto.FLOAT, [3]), ("m", TensorProto.FLOAT, [3])], [("y", TensorProto.FLOAT, None)]))
 
 
+def test_boolean_mask_refuses_bool_bytes_other_than_0_and_1_naming_the_first():
+    # A bool byte of 2 would be undefined behaviour as a Rust bool: refused, with its position,
+    # wherever it lies (the check works on 4 KiB chunks, then finds the byte).
+    s = session(model("BooleanMask", [("x", TensorProto.FLOAT, ["n"]), ("m", TensorProto.BOOL, ["n"])], [("y", TensorProto.FLOAT, None)]))
+    x = np.ones(10000, np.float32)
+    for at in (0, 4095, 4096, 5000, 9999):
+        raw = np.zeros(10000, np.uint8)
+        raw[::3] = 1
+        raw[at + 7:at + 8] = 255  # a later bad byte, where there is room: the first is named
+        raw[at] = 2
+        with pytest.raises(Exception, match=rf"bool element {at} holds byte 2, not 0 or 1"):
+            s.run(None, {"x": x, "m": raw.view(bool)})
+    ok = np.zeros(10000, bool)
+    ok[::3] = True
+    assert_exact(s.run(None, {"x": x, "m": ok})[0], x[ok])
+
+
 # ---- NonZeroCoordinates ----
 
 def coordinates(x, columns=None):

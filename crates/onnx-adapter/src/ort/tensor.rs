@@ -201,7 +201,19 @@ impl<'a> Tensor<'a> {
     /// mask): a model's initializer could hold other bytes, which are not valid `bool`s.
     pub fn bools(&self) -> Result<&'a [bool], Error> {
         let bytes = self.bytes(DataType::Bool)?;
-        if let Some(at) = bytes.iter().position(|&b| b > 1) {
+        // An OR of each 4 KiB chunk is branch-free and vectorizes (a byte-wise search for the
+        // first bad byte took 0.3 ms of a 1M mask); the position is looked for only on failure.
+        const CHUNK: usize = 4096;
+        let bad_chunk = bytes
+            .chunks(CHUNK)
+            .position(|c| c.iter().fold(0u8, |acc, &b| acc | b) > 1);
+        if let Some(at) = bad_chunk.and_then(|c| {
+            let start = c * CHUNK;
+            bytes[start..]
+                .iter()
+                .position(|&b| b > 1)
+                .map(|p| start + p)
+        }) {
             return Err(Error::invalid_argument(format!(
                 "bool element {at} holds byte {}, not 0 or 1",
                 bytes[at]

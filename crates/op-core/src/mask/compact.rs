@@ -1,5 +1,5 @@
-//! The copy of one chunk's selected slices: a branch-free stream compaction for single elements,
-//! `memcpy` of runs for larger slices.
+//! The copy of one chunk's selected slices: a branch-free stream compaction for single elements
+//! and small slices (up to 32 bytes), `memcpy` of runs for larger ones.
 
 /// Mask entries per group: one 64-byte cache line of the mask.
 const GROUP: usize = 64;
@@ -11,12 +11,20 @@ const SPARSE: usize = 8;
 /// order. `out` holds exactly as many slices as `mask` has true entries.
 pub(super) fn gather(mask: &[bool], x: &[u8], slice_bytes: usize, out: &mut [u8]) {
     debug_assert_eq!(x.len(), mask.len() * slice_bytes);
+    // Small slices too (a box's 4 or an xyz's 3 floats, a pair of doubles): a memcpy per run
+    // of them costs more than the copy, and the run search reads the mask a byte at a time.
     match slice_bytes {
         1 => compact::<1>(mask, x, out),
         2 => compact::<2>(mask, x, out),
+        3 => compact::<3>(mask, x, out),
         4 => compact::<4>(mask, x, out),
+        6 => compact::<6>(mask, x, out),
         8 => compact::<8>(mask, x, out),
+        12 => compact::<12>(mask, x, out),
         16 => compact::<16>(mask, x, out),
+        20 => compact::<20>(mask, x, out),
+        24 => compact::<24>(mask, x, out),
+        32 => compact::<32>(mask, x, out),
         _ => copy_runs(mask, x, slice_bytes, out),
     }
 }
@@ -173,7 +181,7 @@ mod tests {
                 _ => i % 2 == 0,
             })
             .collect();
-        for slice_bytes in [1, 2, 3, 4, 8, 12, 16, 40] {
+        for slice_bytes in [1, 2, 3, 4, 5, 6, 8, 12, 16, 20, 24, 32, 40] {
             let x: Vec<u8> = (0..300 * slice_bytes)
                 .map(|b| (b * 7 % 251) as u8)
                 .collect();

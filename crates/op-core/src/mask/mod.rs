@@ -124,8 +124,9 @@ impl<'m> MaskPlan<'m> {
 
     /// Second phase for fixed-size types: copies every selected slice of `x` (packed, each
     /// `slice_bytes` bytes) into `out`, which must hold exactly `nnz * slice_bytes` bytes. Single
-    /// elements (`slice_bytes` of 1, 2, 4, 8 or 16) go through a branch-free compaction; other
-    /// sizes copy runs of consecutive selected slices with one `memcpy` each.
+    /// elements and small slices (`slice_bytes` of 1, 2, 3, 4, 6, 8, 12, 16, 20, 24 or 32) go
+    /// through a branch-free compaction; other sizes copy runs of consecutive selected slices
+    /// with one `memcpy` each.
     pub fn gather_bytes(
         &self,
         x: &[u8],

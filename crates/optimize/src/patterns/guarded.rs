@@ -277,9 +277,10 @@ pub fn fused_or_guarded(
 /// opset 10 or later, data of known rank at least the mask's, and no size of the mask fixed to
 /// another than data's (the If would always take the original's branch).
 ///
-/// Not for a 1-D mask: ONNX Runtime's If costs about 0.4 ms a run and copies its output, more
-/// than BooleanMask saves over ArgWhere and a Gather of rows (benches/guarded_forms.py); its
-/// GatherND of a k-D mask's coordinates is slow enough that the guard pays there.
+/// Not for a 1-D mask: there ArgWhere and ONNX Runtime's Gather of rows are nearly as fast as
+/// BooleanMask at low density, and the If's own cost (tens of microseconds) made the guarded
+/// form up to 1.4x slower at 1% (3-5x faster at 50%); with a k-D mask, ONNX Runtime's GatherND
+/// is slow enough that it is no slower at 1% and 9-24x faster at 50% (benches/guarded_forms.py).
 pub fn guardable(view: &View, data: &str, traced: &Traced) -> bool {
     if traced.mask_rank < 2 {
         return false;
