@@ -1,7 +1,7 @@
 //! NonZero for ONNX and DirectML: semantics, validation and a parallel CPU kernel.
 //!
 //! Every public item has one path, the crate root, except DirectML's operator ([`dml`]),
-//! BooleanMask ([`mask`]) and the kernel's tuning constants and one-pass shape test ([`kernel`]).
+//! BooleanMask ([`mask`]), masked writes ([`write`]) and the kernel's tuning constants and one-pass shape test ([`kernel`]).
 //!
 //! - What "zero" means per type: [`Element`] (sealed), [`DataType::magnitude_mask`],
 //!   [`str_is_nonzero`]; [`dispatch_element!`] goes from a [`DataType`] to its element type.
@@ -15,6 +15,7 @@
 //!   [`Counted::write_argwhere`].
 //! - Both outputs are a [`Coordinates`] matrix: [`OnnxCoordinates`] and [`ArgWhereCoordinates`].
 //! - BooleanMask (`tf.boolean_mask`, `x[mask]`): [`mask`].
+//! - Masked writes (`x[m] = v`, `masked_scatter`): [`write`].
 //! - DirectML's NonZeroCoordinates, its validation rules, and its ONNX Runtime form: [`dml`].
 //!
 //! Feature `test-support` adds the naive oracle (`reference`) used by tests, fuzzers and the
@@ -43,6 +44,7 @@ mod onnx;
 #[doc(hidden)]
 pub mod reference;
 mod source;
+pub mod write;
 
 pub use argwhere::{argwhere, argwhere_with};
 pub use coordinates::{ArgWhereCoordinates, Coordinates, OnnxCoordinates};

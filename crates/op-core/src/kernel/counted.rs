@@ -251,6 +251,18 @@ impl Counted {
         self.plan.chunks().iter().map(|c| c.start..c.end)
     }
 
+    /// As [`Counted::spans`], each with the number of non-zeros before it.
+    pub(crate) fn spans_with_ranks(
+        &self,
+    ) -> impl Iterator<Item = (std::ops::Range<usize>, usize)> + '_ {
+        let mut before = 0;
+        self.plan.chunks().iter().map(move |c| {
+            let first = before;
+            before += c.count;
+            (c.start..c.end, first)
+        })
+    }
+
     /// Cuts `out` into one piece per chunk, in order: each chunk's piece holds `width` slots per
     /// non-zero of the chunk, so that its writer owns them. `out` holds at least
     /// `width * nnz` slots (the rest is left out).

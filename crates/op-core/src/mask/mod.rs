@@ -182,6 +182,13 @@ impl<'m> MaskPlan<'m> {
         )
     }
 
+    /// The chunks of the mask (flat index ranges), each with the selected count before it.
+    pub(crate) fn spans_with_ranks(
+        &self,
+    ) -> impl Iterator<Item = (std::ops::Range<usize>, usize)> + '_ {
+        self.counted.spans_with_ranks()
+    }
+
     /// Calls `copy(source_slice, output_row)` for every selected slice in order, output rows
     /// `0..nnz`: the path for strings, which a host hands over one by one.
     pub fn for_each_selected(&self, mut copy: impl FnMut(usize, usize)) {
