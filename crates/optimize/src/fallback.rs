@@ -13,15 +13,16 @@ use crate::versions::since_version;
 use crate::OptimizeError;
 use nonzero_proto::onnx::attribute_proto::AttributeType;
 use nonzero_proto::onnx::{
-    AttributeProto, FunctionProto, ModelProto, NodeProto, OperatorSetIdProto,
+    self as onnx, AttributeProto, FunctionProto, ModelProto, NodeProto, OperatorSetIdProto,
+    TensorProto,
 };
 use std::collections::BTreeSet;
 
 /// The IR version that brought model-local functions.
 const FUNCTIONS_IR_VERSION: i64 = 8;
 
-/// The function for `op` (ArgWhere, BooleanMask, NonZero of domain `nonzero`) at `opset`, or
-/// `None` where no standard-op body exists at that opset.
+/// The function for `op` (ArgWhere, BooleanMask, NonZero, MaskedFill, MaskedScatter of domain
+/// `nonzero`) at `opset`, or `None` where no standard-op body exists at that opset.
 pub fn function(op: &str, opset: i64) -> Option<FunctionProto> {
     let node = |op: &str, inputs: &[&str], output: &str, attribute: Vec<AttributeProto>| {
         since_version(op, opset)?;
@@ -75,6 +76,28 @@ pub fn function(op: &str, opset: i64) -> Option<FunctionProto> {
                 }],
             )?],
         ),
+        // Where broadcasts V to X's shape, as MaskedFill does.
+        "MaskedFill" => (
+            &["X", "M", "V"],
+            vec![node("Where", &["M", "V", "X"], "Y", vec![])?],
+        ),
+        // The first nnz values of S, written at M's coordinates (ScatterND and GatherND both
+        // came at opset 11). A short S gives ScatterND too few updates: it fails as the op does.
+        "MaskedScatter" if since_version("ScatterND", opset).is_some() => (
+            &["X", "M", "S"],
+            vec![
+                node("NonZero", &["M"], "coordinates", vec![])?,
+                node("Transpose", &["coordinates"], "indices", perm())?,
+                node("Shape", &["indices"], "indices_shape", vec![])?,
+                node("Constant", &[], "zero", int64s(&[0]))?,
+                node("Constant", &[], "one", int64s(&[1]))?,
+                node("Constant", &[], "flat", int64s(&[-1]))?,
+                node("Slice", &["indices_shape", "zero", "one"], "count", vec![])?,
+                node("Reshape", &["S", "flat"], "source", vec![])?,
+                node("Slice", &["source", "zero", "count"], "updates", vec![])?,
+                node("ScatterND", &["X", "indices", "updates"], "Y", vec![])?,
+            ],
+        ),
         _ => return None,
     };
     Some(FunctionProto {
@@ -92,6 +115,21 @@ pub fn function(op: &str, opset: i64) -> Option<FunctionProto> {
         )),
         ..Default::default()
     })
+}
+
+/// A Constant node's `value` attribute: a 1-D int64 tensor.
+fn int64s(values: &[i64]) -> Vec<AttributeProto> {
+    vec![AttributeProto {
+        name: Some("value".into()),
+        r#type: Some(AttributeType::Tensor as i32),
+        t: Some(TensorProto {
+            dims: vec![values.len() as i64],
+            data_type: Some(onnx::tensor_proto::DataType::Int64 as i32),
+            int64_data: values.to_vec(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }]
 }
 
 /// Refuses a model that defines a `nonzero`-domain function other than the one [`function`]

@@ -21,6 +21,7 @@ mod static_mode;
 mod trace;
 mod validate;
 pub mod versions;
+mod writes;
 
 #[cfg(test)]
 mod tests;

@@ -244,6 +244,8 @@ impl Report {
             Kind::BooleanMaskGatherNd,
             Kind::BooleanMaskGather,
             Kind::BooleanMaskLinear,
+            Kind::MaskedFill,
+            Kind::MaskedScatter,
             Kind::ArgWhere,
         ];
         let mut parts: Vec<String> = kinds

@@ -250,6 +250,8 @@ impl Kind {
             Kind::BooleanMaskGatherNd => "GatherND chains as BooleanMask",
             Kind::BooleanMaskGather => "Gather(axis=0) column chains as BooleanMask",
             Kind::BooleanMaskLinear => "linear-index Gather chains as BooleanMask",
+            Kind::MaskedFill => "masked writes of one value as MaskedFill",
+            Kind::MaskedScatter => "masked_scatter writes as MaskedScatter",
         }
     }
 }

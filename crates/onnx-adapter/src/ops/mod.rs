@@ -5,6 +5,7 @@ mod argwhere;
 mod boolean_mask;
 mod coordinates;
 mod input;
+mod masked_write;
 mod nonzero;
 
 use crate::device;
@@ -72,6 +73,16 @@ fn register(set: &mut OpSet, settings: &Settings) {
     set.add(
         NONZERO,
         coordinates::NonZeroCoordinates,
+        VersionRange::between(1, 1),
+    );
+    set.add(
+        NONZERO,
+        masked_write::MaskedFill,
+        VersionRange::between(1, 1),
+    );
+    set.add(
+        NONZERO,
+        masked_write::MaskedScatter,
         VersionRange::between(1, 1),
     );
 }

@@ -6,6 +6,7 @@ mod gather_columns;
 mod gather_nd;
 mod guarded;
 pub(crate) mod linear_index;
+mod masked_write;
 
 pub(crate) use gather_nd::leading_dims_match;
 
@@ -30,6 +31,11 @@ pub enum Kind {
     /// TorchScript's `Split -> Squeeze` columns, linear index, `Gather(Flatten(x))` and
     /// Reshapes (`x[torch.where(c)]`, c of rank >= 2) became `BooleanMask`.
     BooleanMaskLinear,
+    /// `ScatterND` at a mask's coordinates with one value (`x[m] = v`) became `MaskedFill`.
+    MaskedFill,
+    /// `ScatterND` at a mask's coordinates with the first nnz values of a list
+    /// (`masked_scatter`) became `MaskedScatter`.
+    MaskedScatter,
 }
 
 impl Kind {
@@ -39,6 +45,8 @@ impl Kind {
             Kind::BooleanMaskGatherNd | Kind::BooleanMaskGather | Kind::BooleanMaskLinear => {
                 "BooleanMask"
             }
+            Kind::MaskedFill => "MaskedFill",
+            Kind::MaskedScatter => "MaskedScatter",
         }
     }
 }
@@ -64,6 +72,7 @@ pub fn find(view: &View) -> Option<Edit> {
     gather_nd::find(view)
         .or_else(|| gather_columns::find(view))
         .or_else(|| linear_index::find(view))
+        .or_else(|| masked_write::find(view))
         .or_else(|| argwhere::find(view))
 }
 

@@ -4,7 +4,7 @@
 
 use super::emit::Emitter;
 use super::summary::StaticReport;
-use super::{counts, gathers, nms, replace, shapes_of, writes};
+use super::{counts, gathers, nms, replace, shapes_of};
 use crate::graph::describe;
 use crate::report::Report;
 use crate::trace::View;
@@ -28,7 +28,10 @@ pub fn rewrites(
             index: &index,
             shapes: &shapes,
         };
-        let applied = if let Some(w) = writes::find(&view) {
+        // Fixed shapes only: the Where form is written over the data's element count.
+        let write =
+            crate::writes::all(&view).find(|w| w.dims.iter().all(|d| d.as_static().is_some()));
+        let applied = if let Some(w) = write {
             let node = &graph.node[w.node];
             let mut e = Emitter::new(graph, opset, &describe(node));
             let output = node.output[0].clone();

@@ -20,7 +20,6 @@ mod mask;
 mod nms;
 mod padding;
 mod summary;
-mod updates;
 mod writes;
 
 pub use summary::StaticReport;

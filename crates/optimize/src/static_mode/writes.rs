@@ -24,82 +24,18 @@
 
 use super::emit::{int_attr, Emitter};
 use super::mask::Selection;
-use super::static_dims;
-use super::updates::{updates, Updates};
-use crate::graph::{attr, describe};
-use crate::trace::{trace, View};
-
-/// One `ScatterND` at the coordinates of a mask of the data's shape.
-pub struct MaskedWrite {
-    pub node: usize,
-    data: String,
-    mask: String,
-    updates: Updates,
-    /// The elementwise op of ScatterND's `reduction` (`None`: plain writes).
-    combine: Option<&'static str>,
-    mask_type: i32,
-    /// The data's element type.
-    data_type: i32,
-    dims: Vec<i64>,
-    pub line: String,
-}
-
-/// ScatterND's `reduction` attribute as the op that combines old and new values.
-fn combine(node: &nonzero_proto::onnx::NodeProto) -> Result<Option<&'static str>, ()> {
-    let Some(a) = attr(node, "reduction") else {
-        return Ok(None);
-    };
-    match a.s.as_deref() {
-        Some(b"none") => Ok(None),
-        Some(b"add") => Ok(Some("Add")),
-        Some(b"mul") => Ok(Some("Mul")),
-        Some(b"max") => Ok(Some("Max")),
-        Some(b"min") => Ok(Some("Min")),
-        _ => Err(()),
-    }
-}
-
-/// The first masked write in the graph.
-pub fn find(view: &View) -> Option<MaskedWrite> {
-    view.graph.node.iter().enumerate().find_map(|(i, node)| {
-        if !view.is_op(node, "ScatterND") || node.input.len() != 3 || node.output.len() != 1 {
-            return None;
-        }
-        let combine = combine(node).ok()?;
-        let traced = trace(view, &node.input[1])?;
-        let data = &node.input[0];
-        let dims = static_dims(view.shapes, data)?;
-        let mask_dims = static_dims(view.shapes, &traced.mask)?;
-        if traced.squeezed || mask_dims != dims || dims.is_empty() {
-            return None;
-        }
-        let mask_type = view.shapes.get(&traced.mask).elem_type?;
-        let data_type = view.shapes.get(data).elem_type?;
-        let updates = updates(view, &node.input[2], data, &traced.mask, &dims);
-        Some(MaskedWrite {
-            node: i,
-            line: format!(
-                "masked write: ScatterND {} at the coordinates of {} became Where({}, {}, {data})",
-                describe(node),
-                traced.mask,
-                traced.mask,
-                updates.text()
-            ),
-            data: data.clone(),
-            mask: traced.mask,
-            updates,
-            combine,
-            mask_type,
-            data_type,
-            dims,
-        })
-    })
-}
+use crate::writes::updates::Updates;
+use crate::writes::MaskedWrite;
 
 impl MaskedWrite {
     /// Writes the Where form; its last node outputs `output` (the ScatterND's output).
     pub fn emit(&self, e: &mut Emitter, output: &str) -> Option<()> {
-        let numel: i64 = self.dims.iter().product();
+        let dims: Vec<i64> = self
+            .dims
+            .iter()
+            .map(|d| d.as_static())
+            .collect::<Option<_>>()?;
+        let numel: i64 = dims.iter().product();
         if numel == 0 {
             // No element to write: the data itself (and no Reshape to a size 0).
             e.op("Identity", &[&self.data], vec![]);
@@ -129,7 +65,7 @@ impl MaskedWrite {
                 e.op("Gather", &[&pattern, &at], vec![int_attr("axis", 0)])
             }
             Updates::Broadcast { value } => {
-                let full = e.ints(&self.dims);
+                let full = e.ints(&dims);
                 let full = e.op("Expand", &[value, &full], vec![]);
                 e.reshape(&full, &[numel])
             }
@@ -151,7 +87,7 @@ impl MaskedWrite {
             values = e.binary(op, &data, &values);
         }
         let written = e.select(&selection.selected, &values, &data, self.data_type);
-        e.reshape(&written, &self.dims);
+        e.reshape(&written, &dims);
         e.finish_as(output);
         Some(())
     }

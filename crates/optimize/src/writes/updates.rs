@@ -1,8 +1,11 @@
-//! What a masked write's updates U are, seen through the exporters' wrapping (crate::static_mode::writes).
+//! What a masked write's updates U are, seen through the exporters' wrapping (crate::writes).
 
-use super::static_dims;
+use super::{dims_of, ends_with};
 use crate::graph::int_attr;
+use crate::infer::Dim;
+use crate::static_mode::static_dims;
 use crate::trace::{trace, View};
+use nonzero_proto::onnx::NodeProto;
 
 /// The updates of a masked write, in the form the Where rewrite needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +47,7 @@ const ELEMENTWISE: &[(&str, &str)] = &[
 ];
 
 /// U of `ScatterND(data, coordinates of mask, U)`, where `dims` is data's (= mask's) shape.
-pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[i64]) -> Updates {
+pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[Dim]) -> Updates {
     let mut current = u.to_string();
     let mut flattened = false;
     for _ in 0..8 {
@@ -56,19 +59,7 @@ pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[i64]) -> Up
             break;
         }
         let next = match op {
-            // Slice(W, [0], end) along axis 0 with step 1 reads W's first elements.
-            "Slice" if node.input.len() >= 3 => {
-                let ints = |slot: usize| {
-                    node.input
-                        .get(slot)
-                        .filter(|n| !n.is_empty())
-                        .map(|n| view.index.const_ints(view.graph, n))
-                };
-                let starts_at_zero = ints(1) == Some(Some(vec![0]));
-                let axis_zero = ints(3).is_none_or(|a| a == Some(vec![0]));
-                let step_one = ints(4).is_none_or(|s| s == Some(vec![1]));
-                (starts_at_zero && axis_zero && step_one).then(|| node.input[0].clone())
-            }
+            "Slice" => slice_from_start(view, node),
             "Reshape" if node.input.len() == 2 => {
                 let flat = view.index.const_ints(view.graph, &node.input[1]) == Some(vec![-1]);
                 flattened |= flat;
@@ -82,7 +73,7 @@ pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[i64]) -> Up
         }
     }
     let listed = || {
-        if flattened && static_dims(view.shapes, &current).is_some() {
+        if flattened && dims_of(view.shapes, &current).is_some() {
             Updates::Listed(current.clone())
         } else {
             Updates::Listed(u.to_string())
@@ -121,7 +112,7 @@ pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[i64]) -> Up
         // runs (see docs/static.md); another tail is not.
         let row_tail = tail
             .as_deref()
-            .is_none_or(|t| dims.ends_with(t) && !t.is_empty() || t.is_empty());
+            .is_none_or(|t| ends_with(dims, t) && !t.is_empty() || t.is_empty());
         if row_tail {
             return e;
         }
@@ -137,9 +128,9 @@ pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[i64]) -> Up
             // The k-th selected element is element k mod |row| of its row when the mask selects
             // whole rows and a row is the period: the value at the element's own column.
             let row_rank = dims.len().saturating_sub(tail.len());
-            let whole_rows = dims.ends_with(&tail)
+            let whole_rows = ends_with(dims, &tail)
                 && row_mask(view, mask).is_some_and(|rows| {
-                    static_dims(view.shapes, &rows).map(|d| d.len()) == Some(row_rank)
+                    dims_of(view.shapes, &rows).map(|d| d.len()) == Some(row_rank)
                         && selects_rows(view, mask, &rows, row_rank, dims)
                 });
             if whole_rows {
@@ -149,6 +140,23 @@ pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[i64]) -> Up
         }
     }
     listed()
+}
+
+/// W when `node` is `Slice(W, [0], end)` along axis 0 with step 1: W's first elements.
+pub fn slice_from_start(view: &View, node: &NodeProto) -> Option<String> {
+    if !view.is_op(node, "Slice") || node.input.len() < 3 {
+        return None;
+    }
+    let ints = |slot: usize| {
+        node.input
+            .get(slot)
+            .filter(|n| !n.is_empty())
+            .map(|n| view.index.const_ints(view.graph, n))
+    };
+    let starts_at_zero = ints(1) == Some(Some(vec![0]));
+    let axis_zero = ints(3).is_none_or(|a| a == Some(vec![0]));
+    let step_one = ints(4).is_none_or(|s| s == Some(vec![1]));
+    (starts_at_zero && axis_zero && step_one).then(|| node.input[0].clone())
 }
 
 /// The fixed sizes after the first of an Expand's shape `Concat(count, s1, s2, ..)`, or none
@@ -176,7 +184,7 @@ fn expanded_tail(view: &View, shape: &str) -> Option<Vec<i64>> {
 }
 
 /// `op(GatherND(data, coordinates of m), other)` with the write mask selecting m's rows whole.
-fn elementwise(view: &View, name: &str, data: &str, mask: &str, dims: &[i64]) -> Option<Updates> {
+fn elementwise(view: &View, name: &str, data: &str, mask: &str, dims: &[Dim]) -> Option<Updates> {
     let node = view.producer(name)?;
     let op = ELEMENTWISE.iter().find(|(o, _)| view.is_op(node, o))?.1;
     if node.input.len() != 2 {
@@ -190,7 +198,7 @@ fn elementwise(view: &View, name: &str, data: &str, mask: &str, dims: &[i64]) ->
         (None, Some(m)) => (false, m, &node.input[0]),
         _ => return None,
     };
-    let row_rank = static_dims(view.shapes, &rows)?.len();
+    let row_rank = dims_of(view.shapes, &rows)?.len();
     let other_dims = static_dims(view.shapes, other)?;
     // The other operand broadcasts within a row, never along the selection.
     let within_row = other_dims.len() <= dims.len() - row_rank
@@ -198,7 +206,7 @@ fn elementwise(view: &View, name: &str, data: &str, mask: &str, dims: &[i64]) ->
             .iter()
             .rev()
             .zip(dims.iter().rev())
-            .all(|(&o, &d)| o == 1 || o == d);
+            .all(|(&o, d)| o == 1 || Dim::from_static(o) == *d);
     (within_row && selects_rows(view, mask, &rows, row_rank, dims)).then(|| Updates::Elementwise {
         op,
         other: other.clone(),
@@ -215,8 +223,8 @@ fn gathered_mask(view: &View, name: &str, data: &str) -> Option<String> {
         return None;
     }
     let t = trace(view, &g.input[1]).filter(|t| !t.squeezed)?;
-    let data_dims = static_dims(view.shapes, data)?;
-    let mask_dims = static_dims(view.shapes, &t.mask)?;
+    let data_dims = dims_of(view.shapes, data)?;
+    let mask_dims = dims_of(view.shapes, &t.mask)?;
     data_dims.starts_with(&mask_dims).then_some(t.mask)
 }
 
@@ -233,7 +241,7 @@ fn row_mask(view: &View, mask: &str) -> Option<String> {
 
 /// True when the write mask is the row mask `rows` expanded over each row:
 /// `Expand(Unsqueeze(rows, trailing axes), Shape(data) or data's dims)`, or `rows` itself.
-fn selects_rows(view: &View, mask: &str, rows: &str, row_rank: usize, dims: &[i64]) -> bool {
+fn selects_rows(view: &View, mask: &str, rows: &str, row_rank: usize, dims: &[Dim]) -> bool {
     if mask == rows {
         return row_rank == dims.len();
     }
@@ -263,12 +271,6 @@ fn selects_rows(view: &View, mask: &str, rows: &str, row_rank: usize, dims: &[i6
         a
     });
     let trailing: Vec<i64> = (row_rank as i64..rank).collect();
-    let shape_is_data = view.shapes.values(&expand.input[1]).is_some_and(|v| {
-        v.iter()
-            .map(|d| d.as_static())
-            .collect::<Option<Vec<i64>>>()
-            .as_deref()
-            == Some(dims)
-    });
+    let shape_is_data = view.shapes.values(&expand.input[1]) == Some(dims);
     unsqueeze.input[0] == rows && axes.as_deref() == Some(trailing.as_slice()) && shape_is_data
 }

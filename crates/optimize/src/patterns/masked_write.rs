@@ -1,0 +1,125 @@
+//! Masked writes (`ScatterND(X, coordinates of M, U)`, M of X's shape; recognized in
+//! [`crate::writes`]) become the library's MaskedFill or MaskedScatter, which build no
+//! coordinates:
+//!
+//! - U a single value expanded to the count (`x[m] = v`, `masked_fill`), or a value broadcast
+//!   over whole rows that M selects: `MaskedFill(X, M, v)`, i.e. `Where(M, v, X)`;
+//! - U the first nnz values of a list W (`Slice(W, 0, nnz)`, `masked_scatter`):
+//!   `MaskedScatter(X, M, W)`. It fails exactly where the original does: when W is shorter.
+//!
+//! Left as they are (the ScatterND keeps its coordinates, reported under `coordinates_used`):
+//! ScatterND's reductions, the elementwise updates of `x[m] += v`, a list U not cut from the
+//! start of another (the original requires exactly nnz values; MaskedScatter reads a prefix),
+//! and shapes not fixed (the recognizer needs them). docs/optimize.md has the table.
+
+use super::{nonzero_node, Edit, Kind};
+use crate::graph::{describe, fresh_node_name};
+use crate::report::Fact;
+use crate::static_mode::static_dims;
+use crate::trace::View;
+use crate::writes::updates::{slice_from_start, Updates};
+use crate::writes::MaskedWrite;
+
+pub fn find(view: &View) -> Option<Edit> {
+    crate::writes::all(view).find_map(|w| edit(view, w))
+}
+
+fn edit(view: &View, w: MaskedWrite) -> Option<Edit> {
+    if w.combine.is_some()
+        || w.mask_type != 9
+        || w.data_type != view.shapes.get(&w.data).elem_type?
+    {
+        return None;
+    }
+    let node = &view.graph.node[w.node];
+    let (op, kind, values) = match &w.updates {
+        Updates::Periodic { value, .. } | Updates::Broadcast { value } => {
+            let value_dims = static_dims(view.shapes, value)?;
+            let single = value_dims.iter().product::<i64>() == 1;
+            let whole_rows = matches!(w.updates, Updates::Broadcast { .. });
+            // A single value, or one broadcast over whole selected rows, is Where(M, v, X);
+            // MaskedFill takes at most X's rank.
+            if !(single || whole_rows) || value_dims.len() > w.dims.len() {
+                return None;
+            }
+            ("MaskedFill", Kind::MaskedFill, value.clone())
+        }
+        Updates::Listed(list) => {
+            if !cut_from_start(view, &node.input[2], list) {
+                return None;
+            }
+            ("MaskedScatter", Kind::MaskedScatter, list.clone())
+        }
+        Updates::Elementwise { .. } => return None,
+    };
+    if view.shapes.get(&values).elem_type != Some(w.data_type) {
+        return None;
+    }
+    let name = fresh_node_name(
+        view.graph,
+        &format!("{}_{}", describe(node), op.to_lowercase()),
+    );
+    let line = format!(
+        "masked write: ScatterND {} at the coordinates of {} became {op}({}, {}, {values})",
+        describe(node),
+        w.mask,
+        w.data,
+        w.mask
+    );
+    Some(Edit {
+        node: w.node,
+        prelude: vec![],
+        replacement: nonzero_node(op, name, &[&w.data, &w.mask, &values], &node.output[0]),
+        kind,
+        line,
+        chain: w.chain,
+        facts: vec![Fact::Rank {
+            tensor: w.mask.clone(),
+            rank: w.dims.len(),
+        }],
+    })
+}
+
+/// True when `u` is `Slice(W, 0, end)` along axis 0 (through `Reshape([-1])`s) and W is
+/// `list`: U is then W's first values, and a W longer than the selection is valid for the
+/// original too.
+fn cut_from_start(view: &View, u: &str, list: &str) -> bool {
+    let mut current = u.to_string();
+    for _ in 0..8 {
+        let Some(node) = view.producer(&current) else {
+            return false;
+        };
+        if let Some(w) = slice_from_start(view, node) {
+            return walks_to(view, &w, list);
+        }
+        let flat = view.is_op(node, "Reshape")
+            && node.input.len() == 2
+            && view.index.const_ints(view.graph, &node.input[1]) == Some(vec![-1]);
+        if !flat {
+            return false;
+        }
+        current = node.input[0].clone();
+    }
+    false
+}
+
+/// True when `name` is `list` itself or `Reshape(list, [-1])`s of it.
+fn walks_to(view: &View, name: &str, list: &str) -> bool {
+    let mut current = name.to_string();
+    for _ in 0..8 {
+        if current == list {
+            return true;
+        }
+        let Some(node) = view.producer(&current) else {
+            return false;
+        };
+        let flat = view.is_op(node, "Reshape")
+            && node.input.len() == 2
+            && view.index.const_ints(view.graph, &node.input[1]) == Some(vec![-1]);
+        if !flat {
+            return false;
+        }
+        current = node.input[0].clone();
+    }
+    false
+}

@@ -1,0 +1,103 @@
+//! Masked writes: `ScatterND(X, coordinates of M, U)` where M has X's shape (torch's `x[m] = v`,
+//! `x[m] += v`, `masked_fill`, `index_put`, `masked_scatter`). The one recognizer both modes use:
+//! the default mode writes the library's MaskedFill or MaskedScatter
+//! (`crate::patterns::masked_write`), `--static` writes standard ops (`crate::static_mode`'s
+//! writes). U is read through what exporters wrap it in ([`updates`]).
+
+pub(crate) mod updates;
+
+use crate::graph::{attr, describe};
+use crate::infer::{Dim, ShapeTable};
+use crate::trace::{trace, View};
+use updates::{updates, Updates};
+
+/// One `ScatterND` at the coordinates of a mask of the data's shape.
+#[derive(Debug)]
+pub struct MaskedWrite {
+    pub node: usize,
+    pub data: String,
+    pub mask: String,
+    pub updates: Updates,
+    /// The elementwise op of ScatterND's `reduction` (`None`: plain writes).
+    pub combine: Option<&'static str>,
+    pub mask_type: i32,
+    /// The data's element type.
+    pub data_type: i32,
+    /// The data's (= the mask's) shape, sizes fixed or symbolic.
+    pub dims: Vec<Dim>,
+    /// The outputs of the chain the write reads: the coordinates and the updates.
+    pub chain: Vec<String>,
+    pub line: String,
+}
+
+/// The shape of `name` when its rank is known (sizes fixed or symbolic).
+pub(crate) fn dims_of(shapes: &ShapeTable, name: &str) -> Option<Vec<Dim>> {
+    shapes.info(name)?.dims.clone()
+}
+
+/// True when the last sizes of `dims` are the fixed sizes `tail`.
+pub(crate) fn ends_with(dims: &[Dim], tail: &[i64]) -> bool {
+    dims.len() >= tail.len()
+        && dims[dims.len() - tail.len()..]
+            .iter()
+            .zip(tail)
+            .all(|(d, &t)| d.as_static() == Some(t))
+}
+
+/// ScatterND's `reduction` attribute as the op that combines old and new values.
+fn combine(node: &nonzero_proto::onnx::NodeProto) -> Result<Option<&'static str>, ()> {
+    let Some(a) = attr(node, "reduction") else {
+        return Ok(None);
+    };
+    match a.s.as_deref() {
+        Some(b"none") => Ok(None),
+        Some(b"add") => Ok(Some("Add")),
+        Some(b"mul") => Ok(Some("Mul")),
+        Some(b"max") => Ok(Some("Max")),
+        Some(b"min") => Ok(Some("Min")),
+        _ => Err(()),
+    }
+}
+
+/// The first masked write in the graph.
+pub fn find(view: &View) -> Option<MaskedWrite> {
+    all(view).next()
+}
+
+/// Every masked write in the graph, in node order.
+pub fn all<'v>(view: &'v View<'v>) -> impl Iterator<Item = MaskedWrite> + 'v {
+    view.graph.node.iter().enumerate().filter_map(|(i, node)| {
+        if !view.is_op(node, "ScatterND") || node.input.len() != 3 || node.output.len() != 1 {
+            return None;
+        }
+        let combine = combine(node).ok()?;
+        let traced = trace(view, &node.input[1])?;
+        let data = &node.input[0];
+        let dims = dims_of(view.shapes, data)?;
+        let mask_dims = dims_of(view.shapes, &traced.mask)?;
+        if traced.squeezed || mask_dims != dims || dims.is_empty() {
+            return None;
+        }
+        let mask_type = view.shapes.get(&traced.mask).elem_type?;
+        let data_type = view.shapes.get(data).elem_type?;
+        let updates = updates(view, &node.input[2], data, &traced.mask, &dims);
+        Some(MaskedWrite {
+            node: i,
+            line: format!(
+                "masked write: ScatterND {} at the coordinates of {} became Where({}, {}, {data})",
+                describe(node),
+                traced.mask,
+                traced.mask,
+                updates.text()
+            ),
+            data: data.clone(),
+            mask: traced.mask,
+            updates,
+            combine,
+            mask_type,
+            data_type,
+            dims,
+            chain: vec![node.input[1].clone(), node.input[2].clone()],
+        })
+    })
+}
