@@ -39,10 +39,10 @@ EXPORTED_EXPECT = {
         "BooleanMask": 1, "NonZero": 0, "Transpose": 0, "Split": 0, "Squeeze": 0, "Gather": 0},
     "where_index_dynamo18.onnx": {
         **GATHER_ND_GONE, "Slice": 0, "Squeeze": 0, "Unsqueeze": 0},
-    # x[mask] = x[mask] * 2: the read becomes BooleanMask; ScatterND needs the coordinates, so
-    # its NonZero -> Transpose becomes ArgWhere (ScatterND itself is not rewritable).
-    "index_put_ts17.onnx": {"BooleanMask": 1, "ArgWhere": 1, "NonZero": 0, "Transpose": 0, "GatherND": 0, "ScatterND": 1},
-    "index_put_dynamo18.onnx": {"BooleanMask": 1, "ArgWhere": 1, "NonZero": 0, "Transpose": 0, "GatherND": 0, "ScatterND": 1},
+    # x[mask] = x[mask] * 2: the read becomes BooleanMask, and the write of its values, in
+    # order, MaskedScatter (patterns/masked_write.rs): no coordinates are left.
+    "index_put_ts17.onnx": {"BooleanMask": 1, "MaskedScatter": 1, "ArgWhere": 0, "NonZero": 0, "Transpose": 0, "GatherND": 0, "ScatterND": 0},
+    "index_put_dynamo18.onnx": {"BooleanMask": 1, "MaskedScatter": 1, "ArgWhere": 0, "NonZero": 0, "Transpose": 0, "GatherND": 0, "ScatterND": 0},
     # Two classes x (score filter, small-box filter), each gathering boxes and scores.
     "detection_postprocess_ts17.onnx": {"BooleanMask": 8, "NonZero": 0, "Transpose": 0, "Split": 0},
     "detection_postprocess_dynamo18.onnx": {"BooleanMask": 8, "NonZero": 0, "Transpose": 0, "GatherND": 0},
@@ -102,13 +102,14 @@ def test_rewrite_removes_chains(path, tmp_path):
     assert got == expected_counts(path), proc.stdout
     # A guarded rewrite (patterns/guarded.rs) is one line for an If holding both ops.
     guards = sum(n.op_type == "If" and ".nonzero_guard." in n.input[0] for n in model.graph.node)
-    rewrites = counts["ArgWhere"] + counts["BooleanMask"] - guards
+    ours = ("ArgWhere", "BooleanMask", "MaskedFill", "MaskedScatter")
+    rewrites = sum(counts[op] for op in ours) - guards
     lines = proc.stdout.splitlines()
-    assert len([l for l in lines if l.startswith(("ArgWhere:", "BooleanMask:"))]) == rewrites
+    assert len([l for l in lines if l.startswith(("ArgWhere:", "BooleanMask:", "masked write:"))]) == rewrites
     assert lines[-1] == f"wrote {out}"
     if rewrites:
         assert {(o.domain, o.version) for o in model.opset_import} >= {("nonzero", 1)}
-        assert all(n.domain == "nonzero" for n in model.graph.node if n.op_type in ("ArgWhere", "BooleanMask"))
+        assert all(n.domain == "nonzero" for n in model.graph.node if n.op_type in ours)
     onnx.checker.check_model(model, full_check=False)
     onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=False)
 

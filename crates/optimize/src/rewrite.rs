@@ -251,7 +251,7 @@ impl Kind {
             Kind::BooleanMaskGather => "Gather(axis=0) column chains as BooleanMask",
             Kind::BooleanMaskLinear => "linear-index Gather chains as BooleanMask",
             Kind::MaskedFill => "masked writes of one value as MaskedFill",
-            Kind::MaskedScatter => "masked_scatter writes as MaskedScatter",
+            Kind::MaskedScatter => "masked writes of values in order as MaskedScatter",
         }
     }
 }

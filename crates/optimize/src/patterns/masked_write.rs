@@ -5,12 +5,15 @@
 //! - U a single value expanded to the count (`x[m] = v`, `masked_fill`), or a value broadcast
 //!   over whole rows that M selects: `MaskedFill(X, M, v)`, i.e. `Where(M, v, X)`;
 //! - U the first nnz values of a list W (`Slice(W, 0, nnz)`, `masked_scatter`):
-//!   `MaskedScatter(X, M, W)`. It fails exactly where the original does: when W is shorter.
+//!   `MaskedScatter(X, M, W)`. It fails exactly where the original does: when W is shorter;
+//! - any other U (`x[m] = x[m] * 2`, `x[m] += v`): `MaskedScatter(X, M, U)`. Wherever the
+//!   original runs, U holds exactly nnz values (ScatterND's shape rule), so the outputs are
+//!   equal. Where the original refuses U's shape, MaskedScatter still runs if U holds at least
+//!   nnz values (docs/optimize.md, "Masked writes").
 //!
 //! Left as they are (the ScatterND keeps its coordinates, reported under `coordinates_used`):
-//! ScatterND's reductions, the elementwise updates of `x[m] += v`, a list U not cut from the
-//! start of another (the original requires exactly nnz values; MaskedScatter reads a prefix),
-//! and shapes not fixed (the recognizer needs them). docs/optimize.md has the table.
+//! ScatterND's reductions (`reduction="add"` and the like), and masks whose shape is not proven
+//! equal to the data's.
 
 use super::{nonzero_node, Edit, Kind};
 use crate::graph::{describe, fresh_node_name};
@@ -33,24 +36,24 @@ fn edit(view: &View, w: MaskedWrite) -> Option<Edit> {
     }
     let node = &view.graph.node[w.node];
     let (op, kind, values) = match &w.updates {
-        Updates::Periodic { value, .. } | Updates::Broadcast { value } => {
+        Updates::Periodic { value, .. } | Updates::Broadcast { value }
+            if static_dims(view.shapes, value).is_some() =>
+        {
             let value_dims = static_dims(view.shapes, value)?;
             let single = value_dims.iter().product::<i64>() == 1;
             let whole_rows = matches!(w.updates, Updates::Broadcast { .. });
             // A single value, or one broadcast over whole selected rows, is Where(M, v, X);
             // MaskedFill takes at most X's rank.
-            if !(single || whole_rows) || value_dims.len() > w.dims.len() {
-                return None;
+            if (single || whole_rows) && value_dims.len() <= w.dims.len() {
+                ("MaskedFill", Kind::MaskedFill, value.clone())
+            } else {
+                ("MaskedScatter", Kind::MaskedScatter, node.input[2].clone())
             }
-            ("MaskedFill", Kind::MaskedFill, value.clone())
         }
-        Updates::Listed(list) => {
-            if !cut_from_start(view, &node.input[2], list) {
-                return None;
-            }
+        Updates::Listed(list) if cut_from_start(view, &node.input[2], list) => {
             ("MaskedScatter", Kind::MaskedScatter, list.clone())
         }
-        Updates::Elementwise { .. } => return None,
+        _ => ("MaskedScatter", Kind::MaskedScatter, node.input[2].clone()),
     };
     if view.shapes.get(&values).elem_type != Some(w.data_type) {
         return None;

@@ -59,11 +59,6 @@ fn combine(node: &nonzero_proto::onnx::NodeProto) -> Result<Option<&'static str>
     }
 }
 
-/// The first masked write in the graph.
-pub fn find(view: &View) -> Option<MaskedWrite> {
-    all(view).next()
-}
-
 /// Every masked write in the graph, in node order.
 pub fn all<'v>(view: &'v View<'v>) -> impl Iterator<Item = MaskedWrite> + 'v {
     view.graph.node.iter().enumerate().filter_map(|(i, node)| {
