@@ -176,6 +176,14 @@ pub fn masked_fill_bytes(
             actual: pattern.len(),
         });
     }
+    // A short pattern (a row of 3) is repeated to at least 64 elements, so that the inner loop
+    // runs long enough to be vectorized; the result repeats with the same values.
+    let tiled: Cow<[u8]> = if period > 1 && period < 64 {
+        Cow::Owned(pattern.repeat(64usize.div_ceil(period)))
+    } else {
+        Cow::Borrowed(pattern)
+    };
+    let (pattern, period) = (&tiled[..], tiled.len() / elem);
     // Chunks start at multiples of the period, so that each starts at the pattern's first element.
     let tasks = task_count(n, exec);
     let per_task = n.div_ceil(tasks).div_ceil(period) * period;

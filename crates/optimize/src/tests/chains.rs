@@ -239,30 +239,6 @@ fn two_d_columns_get_argwhere() {
     );
 }
 
-/// `x[mask] = v`: ScatterND reads the coordinates; only the Transpose can go.
-#[test]
-fn index_put_scatter_nd_gets_argwhere() {
-    let g = graph(
-        vec![
-            node("NonZero", &["m"], &["nz"], vec![]),
-            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
-            node("ScatterND", &["x", "t", "u"], &["y"], vec![]),
-        ],
-        vec![
-            value("x", DataType::Float, Some(&["3", "4"])),
-            value("m", DataType::Bool, Some(&["3", "4"])),
-            value("u", DataType::Float, Some(&["K"])),
-        ],
-        &["y"],
-        vec![],
-    );
-    let (m, _) = run(&model(g, 17));
-    assert_eq!(
-        main_listing(&m),
-        ["nonzero.ArgWhere(m)->t", "ScatterND(x,t,u)->y"]
-    );
-}
-
 #[test]
 fn nonzero_inside_if_branch() {
     let branch = |out: &str| {

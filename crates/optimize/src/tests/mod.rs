@@ -9,6 +9,7 @@ mod functions;
 mod guards;
 mod inference;
 mod inference_ops;
+mod masked_writes;
 mod readers;
 mod static_mode;
 mod static_nms;
