@@ -34,11 +34,11 @@ macro_rules! by_width {
     };
 }
 
-fn typed<'a, T: Pod>(bytes: &'a [u8]) -> Option<&'a [T]> {
+fn typed<T: Pod>(bytes: &[u8]) -> Option<&[T]> {
     bytemuck::try_cast_slice(bytes).ok()
 }
 
-fn typed_mut<'a, T: Pod>(bytes: &'a mut [u8]) -> Option<&'a mut [T]> {
+fn typed_mut<T: Pod>(bytes: &mut [u8]) -> Option<&mut [T]> {
     bytemuck::try_cast_slice_mut(bytes).ok()
 }
 
