@@ -116,4 +116,7 @@ def test_values_of_another_type_are_refused():
     model.ir_version = 8
     with pytest.raises(Exception) as e:
         session(model).run(None, {"x": np.zeros(2, np.float32), "m": np.ones(2, bool), "v": np.array(1, np.float64)})
-    assert "MaskedFill's values must have X's element type float, not double" in str(e.value), str(e.value)
+    # ONNX Runtime 1.17 already refuses the model at load, from its own type inference of Y.
+    refused = ("MaskedFill's values must have X's element type float, not double",
+               "Type (tensor(float)) of output arg (y) of node () does not match expected type (tensor(double))")
+    assert any(r in str(e.value) for r in refused), str(e.value)

@@ -20,7 +20,10 @@ const INPUTS: &[Io] = &[
     Io::required(ElementType::Bool),
     Io::required(ElementType::Any),
 ];
-const OUTPUTS: &[Io] = &[Io::required(ElementType::Any)];
+// Y is declared optional: ONNX Runtime (1.17 and others) refuses an op with two inputs of any type
+// and a *required* output of any type, since it would infer the output's type from the one
+// such input; our shape inference declares Y's type (X's) itself.
+const OUTPUTS: &[Io] = &[Io::optional(ElementType::Any)];
 
 /// Y: X's type and shape.
 fn infer_like_x(context: &mut ShapeInferContext<'_>) -> Result<(), Error> {

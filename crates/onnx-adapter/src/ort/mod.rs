@@ -82,6 +82,14 @@ impl Io {
             optional: false,
         }
     }
+
+    /// An input or output the model may leave out.
+    pub const fn optional(element: ElementType) -> Io {
+        Io {
+            element,
+            optional: true,
+        }
+    }
 }
 
 /// An operator: what ONNX Runtime's schema needs, and how to make a kernel for one node.
