@@ -44,12 +44,13 @@ def cli(*args):
         raise RuntimeError(f"nonzero optimize {' '.join(args)}: {done.stderr.strip()}")
 
 
-def earlier_default(src, dst, work):
-    """What `nonzero optimize` wrote before MaskedFill/MaskedScatter: each ScatterND moved to a
-    domain the rewriter does not know while it runs, then moved back."""
+def earlier_default(src, dst, work, hidden_op="ScatterND"):
+    """What `nonzero optimize` wrote before a new library op: each `hidden_op` node moved to a
+    domain the rewriter does not know while it runs, then moved back (its NonZero -> Transpose
+    becomes ArgWhere)."""
     model = onnx.load(src)
     for n in model.graph.node:
-        if n.op_type == "ScatterND":
+        if n.op_type == hidden_op:
             n.domain = HIDDEN
     model.opset_import.append(onnx.helper.make_opsetid(HIDDEN, 1))
     hidden = os.path.join(work, "hidden.onnx")

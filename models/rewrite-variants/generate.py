@@ -87,11 +87,12 @@ add("two_readers",
     [vi("y", T.FLOAT, [None]), vi("nz", T.INT64, [2, None])], 13,
     {"BooleanMask": 1, "NonZero": 1, "Transpose": 0, "GatherND": 0})
 
-# Chains that must stay: unproven leading dimensions of a 1-D mask, a float mask under GatherND.
+# Unproven leading dimensions of a 1-D mask: the GatherND of its [nnz, 1] coordinates is the
+# gather BooleanMaskAxis stands for (axis 0), whatever the sizes (patterns/mask_axis.rs).
 add("unproven_dims",
     [h.make_node("NonZero", ["m"], ["nz"]), transpose("nz", "t"), h.make_node("GatherND", ["x", "t"], ["y"])],
     [vi("x", T.FLOAT, ["A", 3]), vi("m", T.BOOL, ["B"])], [vi("y", T.FLOAT, [None, 3])], 13,
-    {"ArgWhere": 1, "BooleanMask": 0, "NonZero": 0, "Transpose": 0, "GatherND": 1})
+    {"BooleanMaskAxis": 1, "ArgWhere": 0, "BooleanMask": 0, "NonZero": 0, "Transpose": 0, "GatherND": 0})
 
 # Unproven leading dimensions of a 2-D mask (the first named apart, G and A, which the tests'
 # symbol_size makes equal): If the sizes agree at run time, BooleanMask, else the gather of

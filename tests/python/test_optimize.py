@@ -102,10 +102,10 @@ def test_rewrite_removes_chains(path, tmp_path):
     assert got == expected_counts(path), proc.stdout
     # A guarded rewrite (patterns/guarded.rs) is one line for an If holding both ops.
     guards = sum(n.op_type == "If" and ".nonzero_guard." in n.input[0] for n in model.graph.node)
-    ours = ("ArgWhere", "BooleanMask", "MaskedFill", "MaskedScatter")
+    ours = ("ArgWhere", "BooleanMask", "BooleanMaskAxis", "MaskedFill", "MaskedScatter")
     rewrites = sum(counts[op] for op in ours) - guards
     lines = proc.stdout.splitlines()
-    assert len([l for l in lines if l.startswith(("ArgWhere:", "BooleanMask:", "masked write:"))]) == rewrites
+    assert len([l for l in lines if l.startswith(("ArgWhere:", "BooleanMask:", "BooleanMaskAxis:", "masked write:"))]) == rewrites
     assert lines[-1] == f"wrote {out}"
     if rewrites:
         assert {(o.domain, o.version) for o in model.opset_import} >= {("nonzero", 1)}

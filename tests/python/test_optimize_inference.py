@@ -60,8 +60,26 @@ def test_without_value_info_rewrites_what_onnx_inference_allows(path, tmp_path):
             assert_exact(g, w, f"{path.name} without value_info, seed {seed} output {i}")
 
 
+def kept_gather_model(tmp_path):
+    """A 2-D mask whose second size is fixed apart from the data's (5 against 4): no proof, no
+    guard (patterns/guarded.rs), so the GatherND is kept."""
+    h = onnx.helper
+    graph = h.make_graph(
+        [h.make_node("NonZero", ["m"], ["nz"]), h.make_node("Transpose", ["nz"], ["t"], perm=[1, 0]),
+         h.make_node("GatherND", ["x", "t"], ["y"])], "kept",
+        [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["A", 4, 3]),
+         h.make_tensor_value_info("m", onnx.TensorProto.BOOL, ["B", 5])],
+        [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    path = tmp_path / "kept.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 13)], ir_version=8), str(path))
+    return path
+
+
 def test_report_lists_facts_and_what_was_left(tmp_path):
-    path = ROOT / "models/rewrite-variants/unproven_dims.onnx"
+    # A 1-D mask's unproven sizes need no proof: BooleanMaskAxis is the gather itself.
+    report, _ = report_of(ROOT / "models/rewrite-variants/unproven_dims.onnx", tmp_path)
+    assert [r["op"] for r in report["rewrites"]] == ["BooleanMaskAxis"] and report["gathers_kept"] == {}
+    path = kept_gather_model(tmp_path)
     report, _ = report_of(path, tmp_path)
     assert report["nonzero"] == report["rewritten"] + report["left"]
     assert report["gathers_kept"] == {"sizes-not-proven": 1}

@@ -208,18 +208,20 @@ GUARDED = [e for e in rp.EXPORTS if e["folder"].name in ("tf2onnx", "paddle2onnx
 @pytest.mark.parametrize("entry", GUARDED, ids=entry_id)
 def test_dims_named_apart_are_fused_and_fail_only_where_the_original_fails(entry, tmp_path):
     """tf2onnx and paddle2onnx name every dim apart, so the sizes of mask and data are not
-    proven equal: the gather becomes If(sizes agree, BooleanMask, the original gather of
-    ArgWhere) (issue 25 item 1 f). With the mask shorter than the data, longer with only false
-    entries past the end, or longer with a true one there, the rewritten model gives exactly the
-    original's outputs, or fails where the original fails, with the library and without it."""
+    proven equal (issue 25 item 1 f). A 2-D mask's gather becomes If(sizes agree, BooleanMask,
+    the original gather of ArgWhere); a 1-D mask's, along any axis (item 1 e), becomes
+    BooleanMaskAxis, which is that gather by definition. With the mask shorter than the data,
+    longer with only false entries past the end, or longer with a true one there, the rewritten
+    model gives exactly the original's outputs, or fails where the original fails, with the
+    library and without it."""
     model = onnx.load(str(rp.path(entry)))
     report, rewritten = rx.optimize_accounted(model, tmp_path)
-    if not guarded_rewrites(report):
-        # Nothing gathered by the coordinates (a plain tf.where / paddle.nonzero), or along
-        # axis 1 (tf.boolean_mask(x, m, axis=1): item 1 e).
+    along_axis = [r for r in report["rewrites"] if r["kind"] == "BooleanMaskAxis"]
+    if not guarded_rewrites(report) and not along_axis:
+        # Nothing gathered by the coordinates (a plain tf.where / paddle.nonzero).
         assert all(r["kind"] == "ArgWhere" for r in report["rewrites"]), report["rewrites"]
         return
-    assert report["gathers_kept"] == {} or set(report["gathers_kept"]) == {"gather-not-fused"}
+    assert report["gathers_kept"] == {}, report["gathers_kept"]
     if host_cannot_load(model, rewritten):
         return
     original = session(model, library=False)

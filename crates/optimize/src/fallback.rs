@@ -21,8 +21,9 @@ use std::collections::BTreeSet;
 /// The IR version that brought model-local functions.
 const FUNCTIONS_IR_VERSION: i64 = 8;
 
-/// The function for `op` (ArgWhere, BooleanMask, NonZero, MaskedFill, MaskedScatter of domain
-/// `nonzero`) at `opset`, or `None` where no standard-op body exists at that opset.
+/// The function for `op` (ArgWhere, BooleanMask, BooleanMaskAxis, NonZero, MaskedFill,
+/// MaskedScatter of domain `nonzero`) at `opset`, or `None` where no standard-op body exists at
+/// that opset.
 pub fn function(op: &str, opset: i64) -> Option<FunctionProto> {
     let node = |op: &str, inputs: &[&str], output: &str, attribute: Vec<AttributeProto>| {
         since_version(op, opset)?;
@@ -76,6 +77,16 @@ pub fn function(op: &str, opset: i64) -> Option<FunctionProto> {
                 }],
             )?],
         ),
+        // The gather it stands for, along the caller's `axis` (absent: 0, as for both).
+        "BooleanMaskAxis" => (
+            &["X", "M"],
+            vec![
+                node("NonZero", &["M"], "coordinates", vec![])?,
+                node("Constant", &[], "flat", int64s(&[-1]))?,
+                node("Reshape", &["coordinates", "flat"], "positions", vec![])?,
+                node("Gather", &["X", "positions"], "Y", vec![axis_ref()])?,
+            ],
+        ),
         // Where broadcasts V to X's shape, as MaskedFill does.
         "MaskedFill" => (
             &["X", "M", "V"],
@@ -100,8 +111,14 @@ pub fn function(op: &str, opset: i64) -> Option<FunctionProto> {
         ),
         _ => return None,
     };
+    let attribute = if op == "BooleanMaskAxis" {
+        vec!["axis".to_string()]
+    } else {
+        vec![]
+    };
     Some(FunctionProto {
         name: Some(op.to_string()),
+        attribute,
         domain: Some(DOMAIN.to_string()),
         input: inputs.iter().map(|s| s.to_string()).collect(),
         output: vec!["Y".to_string()],
@@ -115,6 +132,16 @@ pub fn function(op: &str, opset: i64) -> Option<FunctionProto> {
         )),
         ..Default::default()
     })
+}
+
+/// Gather's `axis`, read from the calling node's own `axis`.
+fn axis_ref() -> AttributeProto {
+    AttributeProto {
+        name: Some("axis".into()),
+        ref_attr_name: Some("axis".into()),
+        r#type: Some(AttributeType::Int as i32),
+        ..Default::default()
+    }
 }
 
 /// A Constant node's `value` attribute: a 1-D int64 tensor.

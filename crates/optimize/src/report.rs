@@ -244,6 +244,7 @@ impl Report {
             Kind::BooleanMaskGatherNd,
             Kind::BooleanMaskGather,
             Kind::BooleanMaskLinear,
+            Kind::BooleanMaskAxis,
             Kind::MaskedFill,
             Kind::MaskedScatter,
             Kind::ArgWhere,

@@ -250,6 +250,7 @@ impl Kind {
             Kind::BooleanMaskGatherNd => "GatherND chains as BooleanMask",
             Kind::BooleanMaskGather => "Gather(axis=0) column chains as BooleanMask",
             Kind::BooleanMaskLinear => "linear-index Gather chains as BooleanMask",
+            Kind::BooleanMaskAxis => "Gather chains along an axis as BooleanMaskAxis",
             Kind::MaskedFill => "masked writes of one value as MaskedFill",
             Kind::MaskedScatter => "masked writes of values in order as MaskedScatter",
         }

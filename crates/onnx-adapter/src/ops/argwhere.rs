@@ -1,7 +1,7 @@
 //! ArgWhere (domain `nonzero`, opset 1): int64 `[nnz, rank]`, NonZero transposed, as
 //! `torch.argwhere` and `tf.where` lay it out; written directly by op-core, no transpose pass.
 
-use super::input::{input_error, Input};
+use super::input::{input_error, refuse_foreign_attributes, Input};
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext};
 use nonzero_core::Counted;
@@ -28,9 +28,10 @@ impl Operator for ArgWhere {
 
     fn create_kernel(
         &self,
-        _: &KernelInfo<'_>,
+        info: &KernelInfo<'_>,
         _: &NodeSetup<'_>,
     ) -> Result<ArgWhereKernel, Error> {
+        refuse_foreign_attributes(info, "ArgWhere", &[])?;
         Ok(ArgWhereKernel {})
     }
 }

@@ -2,7 +2,7 @@
 //! Mask is bool of rank k >= 1 with shape `X.shape[..k]`; Y is `[nnz] + X.shape[k:]` of X's type,
 //! strings included. X and Mask are read once and Y written once: no coordinates are built.
 
-use super::input::{element_type, input_error};
+use super::input::{element_type, input_error, refuse_foreign_attributes};
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext};
 use nonzero_core::kernel::PARALLEL_THRESHOLD;
@@ -56,9 +56,10 @@ impl Operator for BooleanMask {
 
     fn create_kernel(
         &self,
-        _: &KernelInfo<'_>,
+        info: &KernelInfo<'_>,
         _: &NodeSetup<'_>,
     ) -> Result<BooleanMaskKernel, Error> {
+        refuse_foreign_attributes(info, "BooleanMask", &[])?;
         Ok(BooleanMaskKernel {})
     }
 }

@@ -2,7 +2,7 @@
 //! Count uint32 `[1]` and Coordinates uint32 `[numel(X), N]` (right-aligned, zero past Count),
 //! both shapes static; the int attribute `columns` sets N (effective rank <= N <= rank).
 
-use super::input::{input_error, Input};
+use super::input::{input_error, refuse_foreign_attributes, Input};
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext};
 use nonzero_core::dml::{coordinates_columns, coordinates_for_onnx, coordinates_shapes};
@@ -55,6 +55,7 @@ impl Operator for NonZeroCoordinates {
         info: &KernelInfo<'_>,
         _: &NodeSetup<'_>,
     ) -> Result<CoordinatesKernel, Error> {
+        refuse_foreign_attributes(info, "NonZeroCoordinates", &[COLUMNS])?;
         Ok(CoordinatesKernel {
             columns: info.attribute_i64(COLUMNS),
         })

@@ -2,13 +2,49 @@
 //! executor for its size, and X as an op-core source (strings through their lengths, without
 //! copying them).
 
-use crate::ort::{Error, KernelContext, OrtPool, Tensor};
+use crate::ort::{Error, KernelContext, KernelInfo, OrtPool, Tensor};
 use nonzero_core::kernel::PARALLEL_THRESHOLD;
 use nonzero_core::{DataType, Executor, FnSource, Layout, NumericSlice, Sequential, ZeroTest};
+use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(super) fn input_error(e: impl ToString) -> Error {
     Error::invalid_argument(e.to_string())
+}
+
+/// The attribute names the library's ops take (BooleanMaskAxis's `axis`, NonZeroCoordinates'
+/// `columns`), and the names a later version may give new meaning to. ONNX Runtime accepts any
+/// attribute on a custom op and cannot list them, so each kernel refuses, by name, these when
+/// they are not its own: a model written for other semantics (BooleanMask with `axis`) is
+/// refused instead of run along axis 0. Other unknown names go unseen (docs/ops.md).
+const RESERVED_ATTRIBUTES: &[&CStr] = &[
+    c"axis",
+    c"columns",
+    c"reduction",
+    c"batch_dims",
+    c"fill_value",
+];
+
+/// Refuses a node of `op` that sets a reserved attribute `op` does not take (`own`).
+pub(super) fn refuse_foreign_attributes(
+    info: &KernelInfo<'_>,
+    op: &str,
+    own: &[&CStr],
+) -> Result<(), Error> {
+    for name in RESERVED_ATTRIBUTES.iter().filter(|n| !own.contains(n)) {
+        if info.has_attribute(name) {
+            return Err(Error::invalid_argument(format!(
+                "{op} takes no attribute '{}'{}; this library would not apply it, so the node is refused",
+                name.to_string_lossy(),
+                if *name == c"axis" && op == "BooleanMask" {
+                    " (BooleanMaskAxis selects along an axis)"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The error for an element type `op` does not take.

@@ -5,7 +5,7 @@
 //!   `masked_fill`.
 //! - `MaskedScatter(X, M, S)`: the j-th selected element takes `S.flat[j]`: `masked_scatter`.
 
-use super::input::{element_type, input_error};
+use super::input::{element_type, input_error, refuse_foreign_attributes};
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext, Tensor};
 use nonzero_core::kernel::PARALLEL_THRESHOLD;
@@ -109,9 +109,10 @@ impl Operator for MaskedFill {
 
     fn create_kernel(
         &self,
-        _: &KernelInfo<'_>,
+        info: &KernelInfo<'_>,
         _: &NodeSetup<'_>,
     ) -> Result<MaskedFillKernel, Error> {
+        refuse_foreign_attributes(info, "MaskedFill", &[])?;
         Ok(MaskedFillKernel {})
     }
 }
@@ -167,9 +168,10 @@ impl Operator for MaskedScatter {
 
     fn create_kernel(
         &self,
-        _: &KernelInfo<'_>,
+        info: &KernelInfo<'_>,
         _: &NodeSetup<'_>,
     ) -> Result<MaskedScatterKernel, Error> {
+        refuse_foreign_attributes(info, "MaskedScatter", &[])?;
         Ok(MaskedScatterKernel {})
     }
 }

@@ -3,6 +3,7 @@
 
 mod argwhere;
 mod boolean_mask;
+mod boolean_mask_axis;
 mod coordinates;
 mod input;
 mod masked_write;
@@ -68,6 +69,11 @@ fn register(set: &mut OpSet, settings: &Settings) {
     set.add(
         NONZERO,
         boolean_mask::BooleanMask,
+        VersionRange::between(1, 1),
+    );
+    set.add(
+        NONZERO,
+        boolean_mask_axis::BooleanMaskAxis,
         VersionRange::between(1, 1),
     );
     set.add(

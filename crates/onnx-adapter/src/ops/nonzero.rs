@@ -2,7 +2,7 @@
 //! `[rank, nnz]` output, on op-core's two passes over the session's thread pool, or the GPU when
 //! the session asked.
 
-use super::input::{input_error, Input};
+use super::input::{input_error, refuse_foreign_attributes, Input};
 use crate::device::{self, Device, DEVICE_ENV, DEVICE_KEY, LOG_DEVICE_ENV};
 use crate::gpu::Gpu;
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
@@ -39,6 +39,7 @@ impl Operator for NonZero {
         info: &KernelInfo<'_>,
         node: &NodeSetup<'_>,
     ) -> Result<NonZeroKernel, Error> {
+        refuse_foreign_attributes(info, "NonZero", &[])?;
         let entry = info.config_entry(DEVICE_KEY)?;
         let env = std::env::var(DEVICE_ENV).ok();
         let choice = device::choose(

@@ -75,6 +75,21 @@ impl<'a> KernelInfo<'a> {
         self.api.check(status).ok().map(|()| value)
     }
 
+    /// True when the node sets the attribute `name`, of any type. ONNX Runtime cannot list a
+    /// node's attributes to a custom op; it can only be asked for one by name and type, and it
+    /// tells a missing name ("No attribute with name") from a type that does not match.
+    pub fn has_attribute(&self, name: &CStr) -> bool {
+        let mut value = 0i64;
+        // SAFETY: the info is live; `name` is NUL-terminated; the out-pointer is an i64.
+        let status = unsafe {
+            (self.api.table().KernelInfoGetAttribute_int64)(self.info, name.as_ptr(), &mut value)
+        };
+        match self.api.check(status) {
+            Ok(()) => true,
+            Err(message) => !message.contains("No attribute with name"),
+        }
+    }
+
     /// The node's logger, if ONNX Runtime hands one out.
     pub fn logger(&self) -> Option<Logger<'a>> {
         let mut logger = std::ptr::null();

@@ -26,6 +26,14 @@ pub enum MaskError {
     },
     /// The output buffer must hold exactly the selected slices.
     OutputLength { expected: usize, actual: usize },
+    /// BooleanMaskAxis's axis must be one of X's (`-rank..rank`).
+    Axis { axis: i64, x_shape: Vec<usize> },
+    /// BooleanMaskAxis's mask selects a position past the end of the axis.
+    PastAxisEnd {
+        position: usize,
+        axis: usize,
+        axis_len: usize,
+    },
 }
 
 impl fmt::Display for MaskError {
@@ -65,6 +73,20 @@ impl fmt::Display for MaskError {
             MaskError::OutputLength { expected, actual } => write!(
                 f,
                 "the output buffer must hold exactly {expected} bytes, it holds {actual}"
+            ),
+            MaskError::Axis { axis, x_shape } => write!(
+                f,
+                "BooleanMaskAxis's axis {axis} is not an axis of X's shape {x_shape:?} (it must be \
+                 in -rank..rank, and X must have rank 1 or more)"
+            ),
+            MaskError::PastAxisEnd {
+                position,
+                axis,
+                axis_len,
+            } => write!(
+                f,
+                "BooleanMaskAxis's mask selects position {position}, past the end of X's axis \
+                 {axis} (size {axis_len}), as the Gather it stands for would refuse"
             ),
         }
     }

@@ -7,9 +7,11 @@
 //! the input), then [`MaskPlan::gather_bytes`] lets each chunk copy its selected slices to its own
 //! range of Y. X and the mask are read once, Y is written once; no coordinates are materialized.
 
+mod axis;
 mod compact;
 mod error;
 
+pub use axis::{check_axis, AxisShape};
 pub use error::MaskError;
 
 use crate::kernel::{run_owned, task_count, Counted, Executor};

@@ -129,3 +129,96 @@ fn chunks_split_anywhere() {
         assert_eq!(out, expected, "tasks {tasks}");
     }
 }
+
+/// `Gather(x, positions of m's true entries, axis)`, element by element.
+fn naive_gather_along(x: &[u32], shape: &[usize], axis: usize, mask: &[bool]) -> Vec<u32> {
+    let outer: usize = shape[..axis].iter().product();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let picked: Vec<usize> = (0..mask.len()).filter(|&i| mask[i]).collect();
+    let mut y = vec![];
+    for o in 0..outer {
+        for &j in &picked {
+            let at = (o * shape[axis] + j) * inner;
+            y.extend_from_slice(&x[at..at + inner]);
+        }
+    }
+    y
+}
+
+fn gather_along(
+    x: &[u32],
+    shape: &[usize],
+    axis: i64,
+    mask: &[bool],
+    exec: &dyn Executor,
+) -> Result<(Vec<usize>, Vec<u32>), MaskError> {
+    let geometry = check_axis(shape, axis)?;
+    let usable = geometry.usable(mask)?;
+    let plan = MaskPlan::count(usable, exec);
+    let mut y = vec![0u32; geometry.outer * plan.nnz() * geometry.inner];
+    plan.gather_along(
+        bytemuck::cast_slice(x),
+        &geometry,
+        geometry.inner * 4,
+        bytemuck::cast_slice_mut(&mut y),
+        exec,
+    )?;
+    Ok((geometry.output_shape(plan.nnz()), y))
+}
+
+#[test]
+fn gather_along_any_axis_matches_the_gather() {
+    for shape in [
+        vec![7],
+        vec![3, 5],
+        vec![2, 3, 4],
+        vec![600, 3, 90],
+        vec![1, 200_000],
+    ] {
+        let n: usize = shape.iter().product();
+        let x: Vec<u32> = (0..n as u32).collect();
+        for axis in 0..shape.len() {
+            let len = shape[axis];
+            // Shorter than the axis, as long, and longer with only false entries past the end.
+            for mask_len in [len / 2, len, len + 3] {
+                let mask: Vec<bool> = (0..mask_len)
+                    .map(|i| i < len && (i * 5 + 1) % 3 != 0)
+                    .collect();
+                for exec in [&Sequential as &dyn Executor, &Rayon] {
+                    let (out_shape, y) =
+                        gather_along(&x, &shape, axis as i64, &mask, exec).unwrap();
+                    let nnz = mask.iter().filter(|&&m| m).count();
+                    let mut want_shape = shape.clone();
+                    want_shape[axis] = nnz;
+                    assert_eq!(out_shape, want_shape);
+                    assert_eq!(
+                        y,
+                        naive_gather_along(&x, &shape, axis, &mask),
+                        "{shape:?} axis {axis}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gather_along_refuses_a_bad_axis_and_a_position_past_the_end() {
+    let x = [0u32; 6];
+    let e = gather_along(&x, &[2, 3], 1, &[true, false, false, true], &Sequential).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "BooleanMaskAxis's mask selects position 3, past the end of X's axis 1 (size 3), as the \
+         Gather it stands for would refuse"
+    );
+    let (shape, _) =
+        gather_along(&x, &[2, 3], -1, &[true, false, false, false], &Sequential).unwrap();
+    assert_eq!(shape, [2, 1]);
+    let e = gather_along(&x, &[2, 3], 2, &[true], &Sequential).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("BooleanMaskAxis's axis 2 is not an axis of X's shape [2, 3]"),
+        "{e}"
+    );
+    assert!(check_axis(&[], 0).is_err());
+}

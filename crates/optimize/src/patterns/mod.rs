@@ -6,6 +6,7 @@ mod gather_columns;
 mod gather_nd;
 mod guarded;
 pub(crate) mod linear_index;
+mod mask_axis;
 mod masked_write;
 
 pub(crate) use gather_nd::leading_dims_match;
@@ -31,6 +32,9 @@ pub enum Kind {
     /// TorchScript's `Split -> Squeeze` columns, linear index, `Gather(Flatten(x))` and
     /// Reshapes (`x[torch.where(c)]`, c of rank >= 2) became `BooleanMask`.
     BooleanMaskLinear,
+    /// `NonZero -> Transpose -> (Squeeze) -> Gather(axis)` of a 1-D bool mask's positions, the
+    /// sizes unproven or the axis not 0, became `BooleanMaskAxis`.
+    BooleanMaskAxis,
     /// `ScatterND` at a mask's coordinates with one value (`x[m] = v`) became `MaskedFill`.
     MaskedFill,
     /// `ScatterND` at a mask's coordinates with the first nnz values of a list
@@ -45,6 +49,7 @@ impl Kind {
             Kind::BooleanMaskGatherNd | Kind::BooleanMaskGather | Kind::BooleanMaskLinear => {
                 "BooleanMask"
             }
+            Kind::BooleanMaskAxis => "BooleanMaskAxis",
             Kind::MaskedFill => "MaskedFill",
             Kind::MaskedScatter => "MaskedScatter",
         }
@@ -73,6 +78,7 @@ pub fn find(view: &View) -> Option<Edit> {
         .or_else(|| gather_columns::find(view))
         .or_else(|| linear_index::find(view))
         .or_else(|| masked_write::find(view))
+        .or_else(|| mask_axis::find(view))
         .or_else(|| argwhere::find(view))
 }
 
@@ -93,6 +99,9 @@ pub fn diagnose(view: &View, graph_label: &str) -> Vec<Left> {
         } else {
             continue;
         };
+        if mask_axis::candidate(view, reader).is_some() {
+            continue; // BooleanMaskAxis is the gather itself: nothing to prove
+        }
         if let Err((reason, detail)) = gather_nd::leading_dims_match(view, &data, &traced, k) {
             // Unproven sizes alone: the guarded form fuses it (not the linear index's).
             let linear = !std::ptr::eq(reader, node);

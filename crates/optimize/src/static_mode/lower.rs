@@ -6,7 +6,7 @@
 use super::emit::Emitter;
 use crate::fallback;
 use crate::patterns::DOMAIN;
-use nonzero_proto::onnx::{GraphProto, ModelProto};
+use nonzero_proto::onnx::{AttributeProto, GraphProto, ModelProto};
 use std::collections::HashMap;
 
 /// Lowers every `nonzero` op of the main graph that has a body at `opset`; returns how many.
@@ -41,6 +41,22 @@ pub fn lower_library_ops(graph: &mut GraphProto, opset: i64) -> usize {
                 *name = fresh;
             }
             copy.name = Some(emitter.fresh(inner.op_type.as_deref().unwrap_or("node")));
+            // An attribute the body takes from its caller: the caller's value, or none.
+            copy.attribute = copy
+                .attribute
+                .into_iter()
+                .filter_map(|a| match a.ref_attr_name.as_deref() {
+                    None | Some("") => Some(a),
+                    Some(from) => node
+                        .attribute
+                        .iter()
+                        .find(|c| c.name.as_deref() == Some(from))
+                        .map(|c| AttributeProto {
+                            name: a.name.clone(),
+                            ..c.clone()
+                        }),
+                })
+                .collect();
             emitter.nodes.push(copy);
         }
         i += emitter.insert(graph, i);
