@@ -96,11 +96,13 @@ def _is_session_options(obj) -> bool:
 
 def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback=True, static=False,
              input_shapes=None, capacity=None, allow_dynamic=False):
-    """Rewrites the NonZero chains that PyTorch's exporters emit (NonZero -> Transpose ->
-    GatherND / Gather) into the library's ``nonzero``-domain ArgWhere and BooleanMask ops, where
-    the graph proves them equivalent; see docs/optimize.md. The rewritten model needs the library
-    registered. Same implementation as ``nonzero optimize`` (the Rust crate, in this package's
-    shared library).
+    """Rewrites the NonZero chains that PyTorch, tf2onnx and paddle2onnx emit (NonZero ->
+    Transpose -> GatherND / Gather / ScatterND) into the library's ``nonzero``-domain ArgWhere,
+    BooleanMask, BooleanMaskAxis, MaskedFill and MaskedScatter ops, where the graph proves them
+    equivalent; see docs/optimize.md. The rewritten model runs the library's kernels where the
+    library is registered, and the model-local fallback functions elsewhere (``fallback=False``
+    leaves those out). Same implementation as ``nonzero optimize`` (the Rust crate, in this
+    package's shared library).
 
     ``model``: the serialized model (bytes) or a path (str / os.PathLike). Returns the new
     model's bytes (the input unchanged when there is nothing to rewrite), or with
