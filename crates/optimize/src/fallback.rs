@@ -77,16 +77,30 @@ pub fn function(op: &str, opset: i64) -> Option<FunctionProto> {
                 }],
             )?],
         ),
-        // The gather it stands for, along the caller's `axis` (absent: 0, as for both).
-        "BooleanMaskAxis" => (
-            &["X", "M"],
-            vec![
+        // The gather it stands for, along the caller's `axis` (absent: 0, as for both), its
+        // positions taken as tf2onnx takes them, which `--static` also knows.
+        "BooleanMaskAxis" => {
+            let squeeze = if since_version("Squeeze", opset)? >= 13 {
+                vec![
+                    node("Constant", &[], "one", int64s(&[1]))?,
+                    node("Squeeze", &["indices", "one"], "positions", vec![])?,
+                ]
+            } else {
+                vec![node(
+                    "Squeeze",
+                    &["indices"],
+                    "positions",
+                    ints("axes", &[1]),
+                )?]
+            };
+            let mut nodes = vec![
                 node("NonZero", &["M"], "coordinates", vec![])?,
-                node("Constant", &[], "flat", int64s(&[-1]))?,
-                node("Reshape", &["coordinates", "flat"], "positions", vec![])?,
-                node("Gather", &["X", "positions"], "Y", vec![axis_ref()])?,
-            ],
-        ),
+                node("Transpose", &["coordinates"], "indices", perm())?,
+            ];
+            nodes.extend(squeeze);
+            nodes.push(node("Gather", &["X", "positions"], "Y", vec![axis_ref()])?);
+            (&["X", "M"], nodes)
+        }
         // Where broadcasts V to X's shape, as MaskedFill does.
         "MaskedFill" => (
             &["X", "M", "V"],
@@ -132,6 +146,16 @@ pub fn function(op: &str, opset: i64) -> Option<FunctionProto> {
         )),
         ..Default::default()
     })
+}
+
+/// An ints attribute.
+fn ints(name: &str, values: &[i64]) -> Vec<AttributeProto> {
+    vec![AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Ints as i32),
+        ints: values.to_vec(),
+        ..Default::default()
+    }]
 }
 
 /// Gather's `axis`, read from the calling node's own `axis`.

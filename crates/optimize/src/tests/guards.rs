@@ -90,13 +90,16 @@ fn unproven_sizes_of_a_2d_mask_are_checked_at_run_time_others_keep_gather_nd() {
     let (m, report) = run(&bytes);
     assert!(guarded(&m, &report, "y"), "{:?}", main_listing(&m));
     assert!(report.left.is_empty());
-    // A 1-D mask (the If costs more than it saves: guarded.rs), sizes fixed apart, or data of
-    // lower rank than the mask: the gather stays.
-    for (mask, data) in [
-        (&["N"][..], &["M", "4"][..]),
-        (&["3", "N"], &["4", "N"]),
-        (&["3", "4"], &["3"]),
-    ] {
+    // A 1-D mask needs no guard: its gather is BooleanMaskAxis (patterns/mask_axis.rs).
+    let bytes = chain(
+        value("m", DataType::Bool, Some(&["N"])),
+        value("x", DataType::Float, Some(&["M", "4"])),
+        vec![],
+    );
+    let (m, _) = run(&bytes);
+    assert_eq!(main_listing(&m), ["nonzero.BooleanMaskAxis(x,m)->y"]);
+    // Sizes fixed apart, or data of lower rank than the mask: the gather stays.
+    for (mask, data) in [(&["3", "N"][..], &["4", "N"][..]), (&["3", "4"], &["3"])] {
         let bytes = chain(
             value("m", DataType::Bool, Some(mask)),
             value("x", DataType::Float, Some(data)),
@@ -191,8 +194,10 @@ fn transposed_output_with_two_readers_keeps_argwhere() {
     assert_eq!(report.rewrites.len(), 2);
 }
 
+/// `tf.boolean_mask(x, m, axis=1)`: the gather of a 1-D mask's positions along axis 1 is
+/// BooleanMaskAxis (patterns/mask_axis.rs), axis kept.
 #[test]
-fn gather_on_axis_one_keeps_columns() {
+fn gather_on_axis_one_is_boolean_mask_axis() {
     let g = graph(
         vec![
             node("NonZero", &["m"], &["nz"], vec![]),
@@ -207,15 +212,12 @@ fn gather_on_axis_one_keeps_columns() {
         &["y"],
         vec![int64s("one", &[1])],
     );
-    let (m, _) = run(&model(g, 13));
-    assert_eq!(
-        main_listing(&m),
-        [
-            "nonzero.ArgWhere(m)->t",
-            "Squeeze(t,one)->sq",
-            "Gather(x,sq)->y"
-        ]
-    );
+    let (m, report) = run(&model(g, 13));
+    assert_eq!(main_listing(&m), ["nonzero.BooleanMaskAxis(x,m)->y"]);
+    let node = &m.graph.as_ref().unwrap().node[0];
+    assert_eq!(crate::graph::int_attr(node, "axis"), Ok(Some(1)));
+    assert_eq!(report.count(Kind::BooleanMaskAxis), 1);
+    assert!(report.left.is_empty() && report.coordinates_used.is_empty());
 }
 
 #[test]

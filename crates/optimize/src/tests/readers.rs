@@ -43,28 +43,22 @@ fn a_reshape_to_minus_one_of_the_column_is_fused() {
 
 #[test]
 fn an_unfused_gather_is_reported_and_the_summary_says_so() {
-    // The column picked with Gather(axis=1) of a scalar index, then a selection along axis 1
-    // (tf.boolean_mask(x, m, axis=1)): no library op selects along another axis.
+    // GatherElements reading the [nnz, 1] coordinates as indices: no library op is that.
     let bytes = one_d_mask_graph(
-        vec![
-            node("Gather", &["t", "zero"], &["col"], vec![int("axis", 1)]),
-            node("Transpose", &["x"], &["xt"], vec![ints("perm", &[1, 0])]),
-            node("Gather", &["xt", "col"], &["y"], vec![int("axis", 1)]),
-        ],
+        vec![node(
+            "GatherElements",
+            &["x", "t"],
+            &["y"],
+            vec![int("axis", 0)],
+        )],
         &["y"],
-        vec![TensorProto {
-            dims: vec![],
-            data_type: Some(DataType::Int64 as i32),
-            name: Some("zero".into()),
-            int64_data: vec![0],
-            ..Default::default()
-        }],
+        vec![],
     );
     let (_, report) = run(&bytes);
     assert_eq!(report.count(Kind::ArgWhere), 1);
     assert_eq!(report.left.len(), 1, "{:?}", report.left);
     assert_eq!(report.left[0].reason, Reason::GatherNotFused);
-    assert_eq!(report.left[0].node, "Gather_y");
+    assert_eq!(report.left[0].node, "GatherElements_y");
     let summary = report.summary();
     assert!(
         summary.starts_with(

@@ -218,3 +218,58 @@ fn library_ops_are_lowered_and_the_domain_goes() {
         .collect();
     assert_eq!(outputs, ["y", "y_count"]);
 }
+
+#[test]
+fn boolean_mask_axis_and_masked_writes_lower_too() {
+    // tf.boolean_mask(x, m, axis=1) with dims named apart (BooleanMaskAxis), and x[m] = x[m] * 2
+    // (BooleanMask, MaskedScatter): their bodies are chains static mode knows.
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("Squeeze", &["t", "one"], &["sq"], vec![]),
+            node("Gather", &["x", "sq"], &["y"], vec![int("axis", 1)]),
+            node("NonZero", &["w"], &["wz"], vec![]),
+            node("Transpose", &["wz"], &["wt"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["v", "wt"], &["rows"], vec![]),
+            node("Mul", &["rows", "two"], &["twice"], vec![]),
+            node("ScatterND", &["v", "wt", "twice"], &["z"], vec![]),
+        ],
+        vec![
+            value("x", DataType::Float, Some(&["A", "B", "3"])),
+            value("m", DataType::Bool, Some(&["C"])),
+            value("v", DataType::Float, Some(&["4", "5"])),
+            value("w", DataType::Bool, Some(&["4", "5"])),
+        ],
+        &["y", "z"],
+        vec![
+            int64s("one", &[1]),
+            TensorProto {
+                data_type: Some(DataType::Float as i32),
+                name: Some("two".into()),
+                float_data: vec![2.0],
+                ..Default::default()
+            },
+        ],
+    );
+    let (rewritten, report) = optimize_with(&model(g, 17), &Options::default()).unwrap();
+    assert_eq!(report.count(crate::Kind::BooleanMaskAxis), 1);
+    assert_eq!(report.count(crate::Kind::MaskedScatter), 1);
+    let options = static_options(&[("x", &[2, 6, 3]), ("m", &[6])]);
+    let (bytes, report) = optimize_with(&rewritten, &options).unwrap();
+    let m = ModelProto::decode(bytes.as_slice()).unwrap();
+    assert_eq!(report.static_mode.as_ref().unwrap().lowered, 3);
+    assert!(m.functions.is_empty());
+    assert!(main_listing(&m)
+        .iter()
+        .all(|l| !l.starts_with("nonzero.") && !l.starts_with("NonZero")));
+    let outputs: Vec<&str> = m
+        .graph
+        .as_ref()
+        .unwrap()
+        .output
+        .iter()
+        .filter_map(|o| o.name.as_deref())
+        .collect();
+    assert_eq!(outputs, ["y", "z", "y_count"]);
+}
