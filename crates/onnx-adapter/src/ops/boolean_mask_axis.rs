@@ -74,7 +74,7 @@ impl Kernel for BooleanMaskAxisKernel {
         } else {
             &pool
         };
-        let plan = MaskPlan::count(usable, &Sequential);
+        let plan = MaskPlan::count(usable, exec);
         let dims: Vec<i64> = shape
             .output_shape(plan.nnz())
             .iter()

@@ -12,7 +12,6 @@
 use super::{MaskError, MaskPlan};
 use crate::kernel::{run_owned, task_count, Executor};
 use crate::layout::element_count;
-use crate::Sequential;
 
 /// The shapes of a valid BooleanMaskAxis call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,9 +103,32 @@ impl MaskPlan<'_> {
         if row_out == 0 || shape.outer == 0 {
             return Ok(());
         }
-        let usable = self.mask().len() * slice_bytes;
-        if shape.outer == 1 {
+        // A dense mask over one row: BooleanMask's branch-free compaction. Otherwise the runs of
+        // consecutive selected positions, found once, are copied for every row: a sparse mask
+        // then costs its runs, not its length (the compaction visits every entry).
+        if shape.outer == 1 && self.nnz() * SPARSE_BELOW >= self.mask().len() {
+            let usable = self.mask().len() * slice_bytes;
             return self.gather_bytes(&x[..usable], slice_bytes, out, exec);
+        }
+        let runs = runs_of(self.mask());
+        if shape.outer == 1 {
+            // One row: the runs split among tasks, each writing its own range of Y.
+            let tasks = task_count(row_out / slice_bytes.max(1), exec)
+                .min(runs.len())
+                .max(1);
+            let per_task = runs.len().div_ceil(tasks);
+            let mut pieces = vec![];
+            let mut rest = &mut out[..];
+            for group in runs.chunks(per_task) {
+                let len: usize = group.iter().map(|r| r.len).sum::<usize>() * slice_bytes;
+                let (mine, tail) = std::mem::take(&mut rest).split_at_mut(len);
+                rest = tail;
+                pieces.push((group, mine));
+            }
+            run_owned(exec, pieces, |_, (group, mine)| {
+                copy_runs(x, group, slice_bytes, mine)
+            });
+            return Ok(());
         }
         let tasks = task_count(x.len() / slice_bytes.max(1), exec).min(shape.outer);
         let rows_per_task = shape.outer.div_ceil(tasks);
@@ -114,21 +136,60 @@ impl MaskPlan<'_> {
             .chunks_mut(rows_per_task * row_out)
             .enumerate()
             .collect();
-        let mut result = Ok(());
-        let failed = std::sync::Mutex::new(&mut result);
         run_owned(exec, pieces, |_, (task, mine)| {
             let first = task * rows_per_task;
             for (r, row) in mine.chunks_mut(row_out).enumerate() {
                 let from = (first + r) * row_in;
-                if let Err(e) =
-                    self.gather_bytes(&x[from..from + usable], slice_bytes, row, &Sequential)
-                {
-                    if let Ok(mut slot) = failed.lock() {
-                        **slot = Err(e);
-                    }
-                }
+                copy_runs(&x[from..from + row_in], &runs, slice_bytes, row);
             }
         });
-        result
+        Ok(())
+    }
+}
+
+/// Below one selected position in this many, a single row is copied by runs.
+const SPARSE_BELOW: usize = 8;
+
+/// Consecutive selected positions `start..start + len`.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    start: usize,
+    len: usize,
+}
+
+/// The runs of true entries of `mask`, in order. Bools are bytes 0 or 1: eight are read as one
+/// word, a zero word is skipped, and a set byte is found by its trailing zeros, so the false
+/// stretches of a sparse mask cost one test per eight entries.
+fn runs_of(mask: &[bool]) -> Vec<Run> {
+    let mut runs: Vec<Run> = vec![];
+    let mut push = |i: usize| match runs.last_mut() {
+        Some(r) if r.start + r.len == i => r.len += 1,
+        _ => runs.push(Run { start: i, len: 1 }),
+    };
+    let bytes: &[u8] = bytemuck::cast_slice(mask);
+    let (words, tail) = bytes.as_chunks::<8>();
+    for (c, word) in words.iter().enumerate() {
+        let mut bits = u64::from_le_bytes(*word);
+        while bits != 0 {
+            let k = bits.trailing_zeros() as usize / 8;
+            push(c * 8 + k);
+            bits &= !(0xFFu64 << (k * 8));
+        }
+    }
+    let base = words.len() * 8;
+    for (k, _) in tail.iter().enumerate().filter(|(_, &b)| b != 0) {
+        push(base + k);
+    }
+    runs
+}
+
+/// Copies the `runs` of one row `x` (slices of `slice_bytes`) to `out`, in order.
+fn copy_runs(x: &[u8], runs: &[Run], slice_bytes: usize, out: &mut [u8]) {
+    let mut at = 0;
+    for r in runs {
+        let len = r.len * slice_bytes;
+        let from = r.start * slice_bytes;
+        out[at..at + len].copy_from_slice(&x[from..from + len]);
+        at += len;
     }
 }

@@ -180,10 +180,12 @@ fn gather_along_any_axis_matches_the_gather() {
         let x: Vec<u32> = (0..n as u32).collect();
         for axis in 0..shape.len() {
             let len = shape[axis];
-            // Shorter than the axis, as long, and longer with only false entries past the end.
-            for mask_len in [len / 2, len, len + 3] {
+            // Shorter than the axis, as long, and longer with only false entries past the end;
+            // dense (BooleanMask's compaction) and sparse (runs; pairs make runs of 2).
+            let lengths = [len / 2, len, len + 3];
+            for (mask_len, every) in lengths.into_iter().flat_map(|l| [(l, 1), (l, 23)]) {
                 let mask: Vec<bool> = (0..mask_len)
-                    .map(|i| i < len && (i * 5 + 1) % 3 != 0)
+                    .map(|i| i < len && (i / every * 5 + 1) % 3 != 0 && i % every < 2)
                     .collect();
                 for exec in [&Sequential as &dyn Executor, &Rayon] {
                     let (out_shape, y) =
