@@ -9,8 +9,7 @@ use super::input::{element_type, input_error, refuse_foreign_attributes};
 use crate::ort::{Dim, ElementType, Error, Io, Kernel, KernelContext, KernelInfo, NodeSetup};
 use crate::ort::{Operator, ShapeInferContext, Tensor};
 use nonzero_core::kernel::PARALLEL_THRESHOLD;
-use nonzero_core::write::{check_fill_value, check_write_mask, masked_fill_bytes};
-use nonzero_core::write::{masked_scatter_bytes, MaskedPlan};
+use nonzero_core::write::{check_fill_value, check_write_mask, masked_fill_bytes, MaskedPlan};
 use nonzero_core::{DataType, Executor, Sequential};
 use std::ffi::CStr;
 
@@ -191,12 +190,11 @@ impl Kernel for MaskedScatterKernel {
             return call.write_strings(context, |i| picks[i]);
         }
         let size = call.dtype.size_of().expect("fixed-size type");
-        // The source's length is checked before Y is allocated.
-        MaskedPlan::count(call.mask, call.values.numel(), &Sequential).map_err(input_error)?;
+        // One count, which also checks the source's length before Y is allocated.
+        let plan = MaskedPlan::count(call.mask, call.values.numel(), exec).map_err(input_error)?;
         let out = context.output_bytes(0, &call.dims(), call.dtype)?;
-        masked_scatter_bytes(
+        plan.scatter_bytes(
             call.x.bytes(call.dtype)?,
-            call.mask,
             call.values.bytes(call.dtype)?,
             size,
             out,

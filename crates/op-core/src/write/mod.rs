@@ -205,7 +205,8 @@ pub fn masked_fill_bytes(
 }
 
 /// MaskedScatter on bytes: `out[i] = mask[i] ? source[rank of i] : x[i]`, elements of `elem`
-/// bytes. `source` holds at least as many elements as the mask selects.
+/// bytes. `source` holds at least as many elements as the mask selects. [`MaskedPlan::count`]
+/// then [`MaskedPlan::scatter_bytes`], for a caller that has nothing to allocate in between.
 pub fn masked_scatter_bytes(
     x: &[u8],
     mask: &[bool],
@@ -214,22 +215,8 @@ pub fn masked_scatter_bytes(
     out: &mut [u8],
     exec: &dyn Executor,
 ) -> Result<(), WriteError> {
-    let n = mask.len();
-    check_len("X", x, n, elem)?;
-    check_len("Y", out, n, elem)?;
-    let plan = MaskedPlan::count(mask, source.len() / elem.max(1), exec)?;
-    let mut pieces = vec![];
-    let mut rest = &mut out[..];
-    for (span, first) in plan.plan.spans_with_ranks() {
-        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(span.len() * elem);
-        rest = tail;
-        pieces.push((span, first, mine));
-    }
-    run_owned(exec, pieces, |_, (span, first, mine)| {
-        let x = &x[span.start * elem..span.end * elem];
-        select::scatter(x, &mask[span], &source[first * elem..], elem, mine);
-    });
-    Ok(())
+    MaskedPlan::count(mask, source.len() / elem.max(1), exec)?
+        .scatter_bytes(x, source, elem, out, exec)
 }
 
 /// MaskedScatter's count, checked against the source: the plan both byte and string paths use.
@@ -253,6 +240,40 @@ impl<'m> MaskedPlan<'m> {
             });
         }
         Ok(MaskedPlan { plan })
+    }
+
+    /// The second pass: writes `out` (each chunk of the mask its own range, starting at its
+    /// first selected element's place in `source`). `source` is the one [`MaskedPlan::count`]
+    /// was checked against.
+    pub fn scatter_bytes(
+        &self,
+        x: &[u8],
+        source: &[u8],
+        elem: usize,
+        out: &mut [u8],
+        exec: &dyn Executor,
+    ) -> Result<(), WriteError> {
+        let mask = self.plan.mask();
+        check_len("X", x, mask.len(), elem)?;
+        check_len("Y", out, mask.len(), elem)?;
+        if source.len() < self.plan.nnz() * elem {
+            return Err(WriteError::SourceTooShort {
+                selected: self.plan.nnz(),
+                available: source.len() / elem.max(1),
+            });
+        }
+        let mut pieces = vec![];
+        let mut rest = &mut out[..];
+        for (span, first) in self.plan.spans_with_ranks() {
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(span.len() * elem);
+            rest = tail;
+            pieces.push((span, first, mine));
+        }
+        run_owned(exec, pieces, |_, (span, first, mine)| {
+            let x = &x[span.start * elem..span.end * elem];
+            select::scatter(x, &mask[span], &source[first * elem..], elem, mine);
+        });
+        Ok(())
     }
 
     /// Calls `write(i, Some(j))` for the j-th selected element i, `write(i, None)` for the rest.

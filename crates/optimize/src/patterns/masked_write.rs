@@ -22,35 +22,33 @@ use crate::static_mode::static_dims;
 use crate::trace::View;
 use crate::writes::updates::{slice_from_start, Updates};
 use crate::writes::MaskedWrite;
+use nonzero_proto::onnx::tensor_proto::DataType;
 
 pub fn find(view: &View) -> Option<Edit> {
     crate::writes::all(view).find_map(|w| edit(view, w))
 }
 
 fn edit(view: &View, w: MaskedWrite) -> Option<Edit> {
-    if w.combine.is_some()
-        || w.mask_type != 9
-        || w.data_type != view.shapes.get(&w.data).elem_type?
-    {
+    if w.combine.is_some() || w.mask_type != DataType::Bool as i32 {
         return None;
     }
     let node = &view.graph.node[w.node];
-    let (op, kind, values) = match &w.updates {
-        Updates::Periodic { value, .. } | Updates::Broadcast { value }
-            if static_dims(view.shapes, value).is_some() =>
-        {
-            let value_dims = static_dims(view.shapes, value)?;
-            let single = value_dims.iter().product::<i64>() == 1;
+    // A single value, or one broadcast over whole selected rows, is Where(M, v, X); MaskedFill
+    // takes a value of at most X's rank.
+    let fill = match &w.updates {
+        Updates::Periodic { value, .. } | Updates::Broadcast { value } => {
             let whole_rows = matches!(w.updates, Updates::Broadcast { .. });
-            // A single value, or one broadcast over whole selected rows, is Where(M, v, X);
-            // MaskedFill takes at most X's rank.
-            if (single || whole_rows) && value_dims.len() <= w.dims.len() {
-                ("MaskedFill", Kind::MaskedFill, value.clone())
-            } else {
-                ("MaskedScatter", Kind::MaskedScatter, node.input[2].clone())
-            }
+            static_dims(view.shapes, value)
+                .filter(|d| {
+                    (whole_rows || d.iter().product::<i64>() == 1) && d.len() <= w.dims.len()
+                })
+                .map(|_| value.clone())
         }
-        Updates::Listed(list) if cut_from_start(view, &node.input[2], list) => {
+        _ => None,
+    };
+    let (op, kind, values) = match (&w.updates, fill) {
+        (_, Some(value)) => ("MaskedFill", Kind::MaskedFill, value),
+        (Updates::Listed(list), None) if cut_from_start(view, &node.input[2], list) => {
             ("MaskedScatter", Kind::MaskedScatter, list.clone())
         }
         _ => ("MaskedScatter", Kind::MaskedScatter, node.input[2].clone()),
