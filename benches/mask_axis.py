@@ -19,7 +19,7 @@ import numpy as np
 import onnx
 
 import ortbench
-from masked_writes import cli, earlier_default
+from masked_writes import checked_medians, cli, earlier_default
 
 ROOT = ortbench.ROOT
 # (title, export, the gather op the rewrite replaces, input shapes as functions of the size)
@@ -50,18 +50,7 @@ def run_pattern(title, export, gather, shapes_of, density, spinning, args, work)
         "argwhere": ortbench.session(before, args.threads, True, spinning),
         "rewritten": ortbench.session(rewritten, args.threads, True, spinning),
     }
-    feeds = {}
-    for i in sessions["builtin"].get_inputs():
-        shape = shapes[i.name]
-        feeds[i.name] = (rng.random(shape) < density) if i.type == "tensor(bool)" else rng.standard_normal(shape).astype(np.float32)
-    want = sessions["builtin"].run(None, feeds)
-    runners = {}
-    for key, sess in sessions.items():
-        for g, w in zip(sess.run(None, feeds), want):
-            assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w, equal_nan=True), (title, key)
-        runners[key] = (lambda s=sess: s.run(None, feeds))
-    times = ortbench.interleaved(runners, args.repeats)
-    return {k: ortbench.median(v) * 1e3 for k, v in times.items()}
+    return checked_medians(title, sessions, shapes, density, rng, args.repeats)
 
 
 def table(rows):

@@ -1,28 +1,6 @@
 use super::*;
 use crate::Sequential;
 
-/// V broadcast to `x_shape` by index arithmetic, independent of [`FillPattern`].
-fn broadcast(value: &[u8], value_shape: &[usize], x_shape: &[usize], elem: usize) -> Vec<u8> {
-    let numel: usize = x_shape.iter().product();
-    let offset = x_shape.len() - value_shape.len();
-    let mut out = vec![];
-    for flat in 0..numel {
-        let mut rest = flat;
-        let mut index = vec![0; x_shape.len()];
-        for d in (0..x_shape.len()).rev() {
-            index[d] = rest % x_shape[d];
-            rest /= x_shape[d];
-        }
-        let mut at = 0;
-        for (d, &size) in value_shape.iter().enumerate() {
-            let i = if size == 1 { 0 } else { index[offset + d] };
-            at = at * size + i;
-        }
-        out.extend_from_slice(&value[at * elem..(at + 1) * elem]);
-    }
-    out
-}
-
 #[test]
 fn fill_writes_a_scalar_a_row_and_a_column_where_the_mask_is_set() {
     let x_shape = [3, 4];
@@ -30,11 +8,23 @@ fn fill_writes_a_scalar_a_row_and_a_column_where_the_mask_is_set() {
         true, false, false, true, false, false, false, false, true, true, true, true,
     ];
     let x: Vec<f32> = (0..12).map(|i| i as f32).collect();
-    for (value_shape, value) in [
-        (vec![], vec![-1.0f32]),
-        (vec![1, 1], vec![-1.0]),
-        (vec![4], vec![10.0, 11.0, 12.0, 13.0]),
-        (vec![3, 1], vec![20.0, 21.0, 22.0]),
+    // Rows: [T F F T], [F F F F], [T T T T]; the written values, exactly.
+    let written = |v: [f32; 3]| {
+        vec![
+            v[0], 1.0, 2.0, v[1], 4.0, 5.0, 6.0, 7.0, v[2], v[2], v[2], v[2],
+        ]
+    };
+    let mut row = written([10.0, 13.0, 0.0]);
+    row[8..].copy_from_slice(&[10.0, 11.0, 12.0, 13.0]);
+    for (value_shape, value, expected) in [
+        (vec![], vec![-1.0f32], written([-1.0; 3])),
+        (vec![1, 1], vec![-1.0], written([-1.0; 3])),
+        (vec![4], vec![10.0, 11.0, 12.0, 13.0], row),
+        (
+            vec![3, 1],
+            vec![20.0, 21.0, 22.0],
+            written([20.0, 20.0, 22.0]),
+        ),
     ] {
         let pattern = check_fill_value(&x_shape, &value_shape).unwrap();
         let p = pattern.expand(bytemuck::cast_slice(&value), 4);
@@ -48,14 +38,6 @@ fn fill_writes_a_scalar_a_row_and_a_column_where_the_mask_is_set() {
             &Sequential,
         )
         .unwrap();
-        // Bytes of a Vec<u8> need not be aligned for f32: copied, not cast.
-        let full: Vec<f32> = broadcast(bytemuck::cast_slice(&value), &value_shape, &x_shape, 4)
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
-            .collect();
-        let expected: Vec<f32> = (0..12)
-            .map(|i| if mask[i] { full[i] } else { x[i] })
-            .collect();
         assert_eq!(y, expected, "value shape {value_shape:?}");
     }
     // A column varies along a leading axis: it is broadcast to X's shape first.
