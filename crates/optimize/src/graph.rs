@@ -234,6 +234,15 @@ pub fn names_read_in(graph: &GraphProto, names: &mut HashSet<String>, depth: usi
     names.extend(graph.output.iter().filter_map(|o| o.name.clone()));
 }
 
+/// Adds every name read inside `node`'s subgraphs to `names` (as [`names_read_in`] does).
+pub fn names_read_in_bodies(node: &NodeProto, names: &mut HashSet<String>) {
+    for a in &node.attribute {
+        for g in a.g.iter().chain(a.graphs.iter()) {
+            names_read_in(g, names, 1);
+        }
+    }
+}
+
 /// A node name not yet used in the graph, derived from `base`.
 pub fn fresh_node_name(graph: &GraphProto, base: &str) -> String {
     // Only names that start with `base` can be taken (usually none: no set of every name).

@@ -63,8 +63,6 @@ pub enum Reason {
     DataDependent,
     /// Static mode: a shape operand computed from tensor values.
     ValueDependentShape,
-    /// Static mode: a data-dependent op inside an If/Loop/Scan body (not rewritten yet).
-    InSubgraph,
     /// Static mode: the mask's shape is not fixed (it depends on a result left dynamic, or on
     /// an op the inference does not cover).
     ShapeNotFixed,
@@ -88,7 +86,6 @@ impl Reason {
             Reason::PaddingUnsafe => "padding-unsafe",
             Reason::DataDependent => "data-dependent",
             Reason::ValueDependentShape => "value-dependent-shape",
-            Reason::InSubgraph => "in-subgraph",
             Reason::ShapeNotFixed => "shape-not-fixed",
         }
     }
@@ -110,7 +107,6 @@ impl Reason {
             Reason::PaddingUnsafe => "static mode: a reader of the padded result is not padding-safe",
             Reason::DataDependent => "static mode: the output size depends on tensor values",
             Reason::ValueDependentShape => "static mode: a shape operand is computed from tensor values",
-            Reason::InSubgraph => "static mode: data-dependent op inside a subgraph (not rewritten)",
             Reason::ShapeNotFixed => "static mode: the mask's shape is not fixed",
         }
     }

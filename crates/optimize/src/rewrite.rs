@@ -44,12 +44,7 @@ impl Pass<'_> {
         let shapes = ShapeTable::for_graph(graph, &GraphIndex::new(graph), outer, body_inputs);
         self.record_call_sites(graph, &shapes);
         for node in &mut graph.node {
-            let looping = matches!(node.op_type.as_deref(), Some("Loop" | "Scan"));
-            let body_inputs = if looping {
-                BodyInputs::ElementTypeOnly
-            } else {
-                BodyInputs::Declared
-            };
+            let body_inputs = BodyInputs::of(node);
             let node_label = format!("{label}/{}", describe(node));
             for attribute in &mut node.attribute {
                 let attr_name = attribute.name.clone().unwrap_or_default();

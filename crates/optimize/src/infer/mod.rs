@@ -79,9 +79,25 @@ pub struct ShapeTable {
 pub enum BodyInputs {
     /// The main graph, If branches (no inputs), functions: as declared.
     Declared,
-    /// Loop and Scan bodies: loop-carried values change shape between iterations, so their
-    /// declared shapes are not used (element types are).
+    /// Scan bodies: state values change shape between iterations, so their declared shapes
+    /// are not used (element types are).
     ElementTypeOnly,
+    /// Loop bodies: as `ElementTypeOnly`, but the first two inputs, the iteration number and
+    /// the condition, are scalars by the operator's definition.
+    LoopBody,
+}
+
+impl BodyInputs {
+    /// How far the inputs of `node`'s bodies are trusted.
+    pub fn of(node: &NodeProto) -> BodyInputs {
+        if is_onnx_op(node, "Loop") {
+            BodyInputs::LoopBody
+        } else if is_onnx_op(node, "Scan") {
+            BodyInputs::ElementTypeOnly
+        } else {
+            BodyInputs::Declared
+        }
+    }
 }
 
 impl ShapeTable {
@@ -111,11 +127,13 @@ impl ShapeTable {
                     .insert(name.clone(), v.into_iter().map(Dim::from).collect());
             }
         }
-        for vi in &graph.input {
+        for (position, vi) in graph.input.iter().enumerate() {
             let Some(name) = &vi.name else { continue };
             let mut info = declared(vi).map(|d| d.fill(name)).unwrap_or_default();
-            if body_inputs == BodyInputs::ElementTypeOnly {
-                info.dims = None;
+            match body_inputs {
+                BodyInputs::Declared => {}
+                BodyInputs::LoopBody if position < 2 => info.dims = Some(vec![]),
+                BodyInputs::LoopBody | BodyInputs::ElementTypeOnly => info.dims = None,
             }
             table.infos.insert(name.clone(), info);
         }

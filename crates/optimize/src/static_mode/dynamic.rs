@@ -64,7 +64,6 @@ pub fn scan(
             let found = node.output.first().and_then(|o| known.get(o)).cloned();
             let (reason, detail) = match found {
                 Some(known) => known,
-                None if depth > 0 => (Reason::InSubgraph, format!("{op} in {label}")),
                 None => (
                     Reason::DataDependent,
                     format!("{op}: its output size depends on the values of its inputs"),

@@ -2,6 +2,7 @@
 //! as initializers, and each op in the form its since-version at the graph's opset takes
 //! (axes as an attribute before opset 13, as an input from it).
 
+use super::scope::{names_in, Scope};
 use nonzero_proto::onnx::attribute_proto::AttributeType;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::{AttributeProto, GraphProto, NodeProto, TensorProto};
@@ -48,19 +49,13 @@ pub fn element_size(elem_type: i32) -> Option<usize> {
 }
 
 impl Emitter {
-    /// An emitter for `graph` at `opset`; names start with `prefix`.
-    pub fn new(graph: &GraphProto, opset: i64, prefix: &str) -> Emitter {
-        let mut taken: HashSet<String> = graph
-            .node
-            .iter()
-            .flat_map(|n| n.output.iter().chain(n.name.iter()).cloned())
-            .collect();
-        taken.extend(graph.initializer.iter().filter_map(|t| t.name.clone()));
-        taken.extend(graph.input.iter().filter_map(|t| t.name.clone()));
-        taken.extend(graph.output.iter().filter_map(|t| t.name.clone()));
-        crate::graph::names_read_in(graph, &mut taken, 0);
+    /// An emitter for `graph` in `scope`; names start with `prefix` and are new to the graph,
+    /// its bodies and the graphs around it.
+    pub fn new(graph: &GraphProto, scope: &Scope, prefix: &str) -> Emitter {
+        let mut taken = scope.outer_names.clone();
+        names_in(graph, &mut taken, 0);
         Emitter {
-            opset,
+            opset: scope.opset,
             prefix: prefix.to_string(),
             taken,
             nodes: vec![],

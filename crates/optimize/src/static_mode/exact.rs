@@ -3,8 +3,9 @@
 //! mask-then-NMS over every box ([`super::nms`]) and count uses as a sum ([`super::counts`]).
 
 use super::emit::Emitter;
+use super::scope::Scope;
 use super::summary::StaticReport;
-use super::{counts, gathers, nms, replace, shapes_of};
+use super::{counts, gathers, nms, replace};
 use crate::graph::describe;
 use crate::report::Report;
 use crate::trace::View;
@@ -15,14 +16,14 @@ use std::collections::HashMap;
 /// followed by dead-node removal.
 pub fn rewrites(
     graph: &mut GraphProto,
-    opset: i64,
+    scope: &Scope,
     summary: &mut StaticReport,
     report: &mut Report,
 ) {
     // Each rewritten NMS output -> its unremapped selected_indices (nms.rs).
     let mut unremapped = HashMap::new();
     for _ in 0..=graph.node.len() {
-        let (index, shapes) = shapes_of(graph, opset);
+        let (index, shapes) = scope.shapes_of(graph);
         let view = View {
             graph,
             index: &index,
@@ -33,15 +34,15 @@ pub fn rewrites(
             crate::writes::all(&view).find(|w| w.dims.iter().all(|d| d.as_static().is_some()));
         let applied = if let Some(w) = write {
             let node = &graph.node[w.node];
-            let mut e = Emitter::new(graph, opset, &describe(node));
+            let mut e = Emitter::new(graph, scope, &describe(node));
             let output = node.output[0].clone();
             w.emit(&mut e, &output)
                 .map(|_| ("masked-write", w.line, w.node, e))
-        } else if let Some((at, e, line)) = gathers::find(&view, graph, opset) {
+        } else if let Some((at, e, line)) = gathers::find(&view, graph, scope) {
             Some(("linear-index", line, at, e))
         } else if let Some(n) = nms::find(&view) {
             let node = &graph.node[n.node];
-            let mut e = Emitter::new(graph, opset, &describe(node));
+            let mut e = Emitter::new(graph, scope, &describe(node));
             let output = node.output[0].clone();
             n.emit(&mut e, node, &output).map(|full| {
                 unremapped.insert(output, full);
@@ -49,12 +50,12 @@ pub fn rewrites(
             })
         } else if let Some(r) = nms::reader(&view, &unremapped) {
             let node = &graph.node[r.node];
-            let mut e = Emitter::new(graph, opset, &describe(node));
+            let mut e = Emitter::new(graph, scope, &describe(node));
             r.emit(&mut e, node, &node.output[0].clone());
             Some(("nms-reader", r.line, r.node, e))
         } else if let Some(c) = counts::find(&view) {
             let node = &graph.node[c.node];
-            let mut e = Emitter::new(graph, opset, &describe(node));
+            let mut e = Emitter::new(graph, scope, &describe(node));
             let output = node.output[0].clone();
             c.emit(&mut e, &output)
                 .map(|_| ("count", c.line, c.node, e))
@@ -66,6 +67,6 @@ pub fn rewrites(
         };
         let candidates = replace(graph, at, e);
         report.removed_nodes += crate::rewrite::remove_dead(graph, candidates);
-        summary.rewrites.push((kind.to_string(), line));
+        summary.rewrites.push((kind.to_string(), scope.line(line)));
     }
 }

@@ -4,19 +4,21 @@
 //! nothing uses them.
 
 use super::emit::Emitter;
+use super::scope::Scope;
 use crate::fallback;
 use crate::patterns::DOMAIN;
 use nonzero_proto::onnx::{AttributeProto, GraphProto, ModelProto};
 use std::collections::HashMap;
 
-/// Lowers every `nonzero` op of the main graph that has a body at `opset`; returns how many.
-pub fn lower_library_ops(graph: &mut GraphProto, opset: i64) -> usize {
+/// Lowers every `nonzero` op of `graph` (not its bodies) that has a body at the scope's opset;
+/// returns how many.
+pub fn lower_library_ops(graph: &mut GraphProto, scope: &Scope) -> usize {
     let mut lowered = 0;
     let mut i = 0;
     while i < graph.node.len() {
         let node = &graph.node[i];
         let body = (node.domain.as_deref() == Some(DOMAIN))
-            .then(|| fallback::function(node.op_type.as_deref().unwrap_or(""), opset))
+            .then(|| fallback::function(node.op_type.as_deref().unwrap_or(""), scope.opset))
             .flatten();
         let Some(body) = body.filter(|f| f.input.len() >= node.input.len()) else {
             i += 1;
@@ -30,7 +32,7 @@ pub fn lower_library_ops(graph: &mut GraphProto, opset: i64) -> usize {
             .map(|(formal, actual)| (formal.clone(), actual.clone()))
             .collect();
         names.extend(body.output.iter().cloned().zip(node.output.iter().cloned()));
-        let mut emitter = Emitter::new(graph, opset, &crate::graph::describe(&node));
+        let mut emitter = Emitter::new(graph, scope, &crate::graph::describe(&node));
         for inner in &body.node {
             let mut copy = inner.clone();
             for name in copy.input.iter_mut().chain(copy.output.iter_mut()) {

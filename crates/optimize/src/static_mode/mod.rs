@@ -19,6 +19,7 @@ mod lower;
 mod mask;
 mod nms;
 mod padding;
+mod scope;
 mod summary;
 mod writes;
 
@@ -31,6 +32,7 @@ use crate::trace::View;
 use crate::{OptimizeError, Options};
 use emit::Emitter;
 use nonzero_proto::onnx::{GraphProto, ModelProto, ValueInfoProto};
+use scope::Scope;
 use std::collections::{HashMap, HashSet};
 
 /// The first opset with CumSum and ScatterElements.
@@ -45,13 +47,6 @@ pub(crate) fn static_dims(shapes: &ShapeTable, name: &str) -> Option<Vec<i64>> {
         .iter()
         .map(|d| d.as_static())
         .collect()
-}
-
-fn shapes_of(graph: &GraphProto, opset: i64) -> (GraphIndex, ShapeTable) {
-    let index = GraphIndex::new(graph);
-    let scope = ShapeTable::scope(Some(opset));
-    let shapes = ShapeTable::for_graph(graph, &index, Some(&scope), BodyInputs::Declared);
-    (index, shapes)
 }
 
 /// Replaces node `at` by what `e` emitted (whose last node writes the node's output).
@@ -86,33 +81,282 @@ pub fn run(
         capacity: options.capacity,
         ..Default::default()
     };
-    summary.lowered = lower::lower_library_ops(graph, opset);
-    report.graphs += 1;
     report.nonzero_nodes = count_nonzero(graph, 0);
-    let mut known = HashMap::new();
-    if opset < MIN_OPSET {
-        for node in graph.node.iter().filter(|n| is_onnx_op(n, "NonZero")) {
-            let why = format!("opset {opset} has no CumSum or ScatterElements (from {MIN_OPSET}); the rewriter never raises the opset");
-            known.insert(node.output[0].clone(), (Reason::OpsetTooOld, why));
-        }
-    } else {
-        exact::rewrites(graph, opset, &mut summary, report);
-        let removed = &mut report.removed_nodes;
-        fixed_capacity(
-            graph,
-            opset,
-            options.capacity,
-            &mut summary,
-            &mut known,
-            removed,
-        )?;
-    }
+    let mut pass = StaticPass {
+        capacity: options.capacity,
+        summary: &mut summary,
+        known: HashMap::new(),
+        report,
+    };
+    let no_names = HashSet::new();
+    let scope = Scope {
+        opset,
+        outer: None,
+        body_inputs: BodyInputs::Declared,
+        outer_names: &no_names,
+        label: "main",
+        depth: 0,
+    };
+    pass.graph(graph, &scope)?;
+    let known = std::mem::take(&mut pass.known);
     dynamic::scan(graph, "main", &known, 0, &mut report.left);
     lower::drop_unused_domain(model);
     report.static_mode = Some(summary);
     match summary::still_dynamic(&report.left) {
         Some(why) if !options.allow_dynamic => Err(OptimizeError::Static(why)),
         _ => Ok(()),
+    }
+}
+
+/// State shared by every graph of one model.
+struct StaticPass<'r> {
+    capacity: Option<i64>,
+    summary: &'r mut StaticReport,
+    /// Why each NonZero left was left, by output name (names are unique in a model).
+    known: HashMap<String, (Reason, String)>,
+    report: &'r mut Report,
+}
+
+impl StaticPass<'_> {
+    /// One graph: its library ops lowered, its bodies made static (they see its shapes), then
+    /// its own exact rewrites and fixed capacities.
+    fn graph(&mut self, graph: &mut GraphProto, scope: &Scope) -> Result<(), OptimizeError> {
+        if scope.depth > crate::MAX_SUBGRAPH_DEPTH {
+            return Err(OptimizeError::TooDeep);
+        }
+        self.report.graphs += 1;
+        self.summary.lowered += lower::lower_library_ops(graph, scope);
+        self.bodies(graph, scope)?;
+        if scope.opset < MIN_OPSET {
+            for node in graph.node.iter().filter(|n| is_onnx_op(n, "NonZero")) {
+                let why = format!("opset {} has no CumSum or ScatterElements (from {MIN_OPSET}); the rewriter never raises the opset", scope.opset);
+                self.known
+                    .insert(node.output[0].clone(), (Reason::OpsetTooOld, why));
+            }
+            return Ok(());
+        }
+        exact::rewrites(graph, scope, self.summary, self.report);
+        self.fixed_capacity(graph, scope)
+    }
+
+    /// Every If, Loop and Scan body of `graph`, in place. A body's rewrites can leave a node of
+    /// `graph` unread (an outer NonZero whose only reader was in the body): it goes too.
+    fn bodies(&mut self, graph: &mut GraphProto, scope: &Scope) -> Result<(), OptimizeError> {
+        let (_, shapes) = scope.shapes_of(graph);
+        let mut unread = HashSet::new();
+        for at in 0..graph.node.len() {
+            if graph.node[at]
+                .attribute
+                .iter()
+                .all(|a| a.g.is_none() && a.graphs.is_empty())
+            {
+                continue;
+            }
+            let mut names = scope.outer_names.clone();
+            scope::names_in(graph, &mut names, 0);
+            let mut node = std::mem::take(&mut graph.node[at]);
+            let mut read_before = HashSet::new();
+            crate::graph::names_read_in_bodies(&node, &mut read_before);
+            let node_label = format!("{}/{}", scope.label, describe(&node));
+            let body_inputs = BodyInputs::of(&node);
+            let mut result = Ok(());
+            for attribute in &mut node.attribute {
+                let attr_name = attribute.name.clone().unwrap_or_default();
+                for body in attribute.g.iter_mut().chain(attribute.graphs.iter_mut()) {
+                    let label = format!("{node_label}.{attr_name}");
+                    let inner = Scope {
+                        opset: scope.opset,
+                        outer: Some(&shapes),
+                        body_inputs,
+                        outer_names: &names,
+                        label: &label,
+                        depth: scope.depth + 1,
+                    };
+                    result = result.and_then(|_| self.graph(body, &inner));
+                }
+            }
+            let mut read_after = HashSet::new();
+            crate::graph::names_read_in_bodies(&node, &mut read_after);
+            unread.extend(read_before.difference(&read_after).cloned());
+            graph.node[at] = node;
+            result?;
+        }
+        self.report.removed_nodes += crate::rewrite::remove_dead(graph, unread);
+        Ok(())
+    }
+
+    /// Compaction of every NonZero whose padding stays on padding-safe readers.
+    fn fixed_capacity(
+        &mut self,
+        graph: &mut GraphProto,
+        scope: &Scope,
+    ) -> Result<(), OptimizeError> {
+        loop {
+            let (index, shapes) = scope.shapes_of(graph);
+            let view = View {
+                graph,
+                index: &index,
+                shapes: &shapes,
+            };
+            let Some(at) = graph.node.iter().position(|n| {
+                is_onnx_op(n, "NonZero")
+                    && n.input.len() == 1
+                    && !self.known.contains_key(&n.output[0])
+            }) else {
+                return Ok(());
+            };
+            let node = &graph.node[at];
+            let (mask, output) = (node.input[0].clone(), node.output[0].clone());
+            let plan = (|| {
+                let info = shapes.get(&mask);
+                let dims = static_dims(&shapes, &mask).ok_or((
+                    Reason::ShapeNotFixed,
+                    format!("the shape of {mask} is not fixed: {}", info.shape_text()),
+                ))?;
+                if dims.is_empty() {
+                    return Err((Reason::ScalarInput, format!("{mask} is a scalar")));
+                }
+                let mask_type = info.elem_type.ok_or((
+                    Reason::ShapeNotFixed,
+                    format!("the type of {mask} is unknown"),
+                ))?;
+                let flow = padding::follow(&view, &output, &dims)
+                    .map_err(|why| (Reason::PaddingUnsafe, why))?;
+                // A body's output keeps its length: the If or Loop around it has no `_count`.
+                if let (Some((name, _)), true) = (flow.outputs.first(), scope.depth > 0) {
+                    return Err((
+                        Reason::PaddingUnsafe,
+                        format!(
+                            "the padded {name} is an output of {}, whose length would change",
+                            scope.label
+                        ),
+                    ));
+                }
+                let sizes = |name: &str| -> Vec<i64> {
+                    let dims = shapes.get(name).dims.unwrap_or_default();
+                    dims.iter().map(|d| d.as_static().unwrap_or(-1)).collect()
+                };
+                let gathers: Vec<(String, padding::GatherKind, Vec<i64>, i32)> = flow
+                    .gathers
+                    .iter()
+                    .map(|(out, kind)| {
+                        let gather = index.producer_of(graph, out).expect("a gather reached");
+                        let data_type = shapes.get(&gather.input[0]).elem_type.unwrap_or(0);
+                        (out.clone(), *kind, sizes(out), data_type)
+                    })
+                    .collect();
+                let reductions: Vec<(padding::Reduction, Vec<i64>, i32)> = flow
+                    .reductions
+                    .iter()
+                    .map(|r| {
+                        let node = index
+                            .producer_of(graph, &r.output)
+                            .expect("a reduction reached");
+                        let info = shapes.get(&node.input[0]);
+                        // The input's sizes, the padded one aside (its size is the capacity now).
+                        let sizes = info
+                            .dims
+                            .iter()
+                            .flatten()
+                            .map(|d| d.as_static().unwrap_or(-1));
+                        (r.clone(), sizes.collect(), info.elem_type.unwrap_or(0))
+                    })
+                    .collect();
+                Ok((dims, mask_type, flow, gathers, reductions))
+            })();
+            let (dims, mask_type, flow, gathers, reductions) = match plan {
+                Ok(plan) => plan,
+                Err(why) => {
+                    self.known.insert(output, why);
+                    continue;
+                }
+            };
+            let mut e = Emitter::new(graph, scope, &describe(node));
+            let Some(compacted) =
+                compact::emit(&mut e, &mask, mask_type, &dims, self.capacity, &output)
+            else {
+                self.known.insert(
+                    output,
+                    (
+                        Reason::MaskNotBool,
+                        format!("{mask}: no zero of its type (strings)"),
+                    ),
+                );
+                continue;
+            };
+            let line = format!(
+                "fixed capacity: NonZero {} became [{}, {}] coordinates padded with -1 (outputs: {})",
+                describe(node),
+                dims.len(),
+                compacted.capacity,
+                compact::outputs_text(&flow)
+            );
+            let inputs = replace(graph, at, e);
+            self.report.removed_nodes += crate::rewrite::remove_dead(graph, inputs);
+            for (out, kind, out_dims, data_type) in gathers {
+                let g = graph
+                    .node
+                    .iter()
+                    .position(|n| n.output.first() == Some(&out))
+                    .expect("the gather is still there");
+                let gather = graph.node[g].clone();
+                let mut e = Emitter::new(graph, scope, &describe(&gather));
+                if compact::emit_gather(&mut e, &gather, &compacted, kind, &out_dims, data_type)
+                    .is_none()
+                {
+                    return Err(OptimizeError::Static(format!(
+                        "GatherND {}: its data has no zero (strings)",
+                        describe(&gather)
+                    )));
+                }
+                let inputs = replace(graph, g, e);
+                self.report.removed_nodes += crate::rewrite::remove_dead(graph, inputs);
+            }
+            for (reduction, sizes, data_type) in reductions {
+                let at = graph
+                    .node
+                    .iter()
+                    .position(|n| n.output.first() == Some(&reduction.output))
+                    .expect("the reduction is still there");
+                let node = graph.node[at].clone();
+                let mut e = Emitter::new(graph, scope, &describe(&node));
+                let done = compact::emit_reduction(
+                    &mut e, &node, &compacted, &reduction, &sizes, data_type,
+                );
+                if done.is_none() {
+                    return Err(OptimizeError::Static(format!(
+                        "{} {}: no sum identity for its type, or a reduced size is not fixed",
+                        node.op_type.as_deref().unwrap_or(""),
+                        describe(&node)
+                    )));
+                }
+                let inputs = replace(graph, at, e);
+                self.report.removed_nodes += crate::rewrite::remove_dead(graph, inputs);
+            }
+            for nested in &flow.nested {
+                let at = graph
+                    .node
+                    .iter()
+                    .position(|n| n.output.first() == Some(nested))
+                    .expect("the nested NonZero is still there");
+                let node = graph.node[at].clone();
+                let mut e = Emitter::new(graph, scope, &describe(&node));
+                let kept = compact::emit_unpadded_mask(&mut e, &node.input[0], &compacted);
+                let mut remasked = node;
+                remasked.input[0] = kept;
+                e.nodes.push(remasked);
+                replace(graph, at, e);
+            }
+            for (name, axis) in &flow.outputs {
+                add_count_output(graph, name, *axis, &compacted)?;
+                self.summary
+                    .count_outputs
+                    .push((name.clone(), format!("{name}_count"), *axis));
+            }
+            self.summary
+                .rewrites
+                .push(("fixed-capacity".to_string(), scope.line(line)));
+        }
     }
 }
 
@@ -132,167 +376,6 @@ fn count_nonzero(graph: &GraphProto, depth: usize) -> usize {
             own + inner
         })
         .sum()
-}
-
-/// Compaction of every NonZero whose padding stays on padding-safe readers.
-fn fixed_capacity(
-    graph: &mut GraphProto,
-    opset: i64,
-    capacity: Option<i64>,
-    summary: &mut StaticReport,
-    known: &mut HashMap<String, (Reason, String)>,
-    removed: &mut usize,
-) -> Result<(), OptimizeError> {
-    loop {
-        let (index, shapes) = shapes_of(graph, opset);
-        let view = View {
-            graph,
-            index: &index,
-            shapes: &shapes,
-        };
-        let Some(at) = graph.node.iter().position(|n| {
-            is_onnx_op(n, "NonZero") && n.input.len() == 1 && !known.contains_key(&n.output[0])
-        }) else {
-            return Ok(());
-        };
-        let node = &graph.node[at];
-        let (mask, output) = (node.input[0].clone(), node.output[0].clone());
-        let plan = (|| {
-            let info = shapes.get(&mask);
-            let dims = static_dims(&shapes, &mask).ok_or((
-                Reason::ShapeNotFixed,
-                format!("the shape of {mask} is not fixed: {}", info.shape_text()),
-            ))?;
-            if dims.is_empty() {
-                return Err((Reason::ScalarInput, format!("{mask} is a scalar")));
-            }
-            let mask_type = info.elem_type.ok_or((
-                Reason::ShapeNotFixed,
-                format!("the type of {mask} is unknown"),
-            ))?;
-            let flow = padding::follow(&view, &output, &dims)
-                .map_err(|why| (Reason::PaddingUnsafe, why))?;
-            let sizes = |name: &str| -> Vec<i64> {
-                let dims = shapes.get(name).dims.unwrap_or_default();
-                dims.iter().map(|d| d.as_static().unwrap_or(-1)).collect()
-            };
-            let gathers: Vec<(String, padding::GatherKind, Vec<i64>, i32)> = flow
-                .gathers
-                .iter()
-                .map(|(out, kind)| {
-                    let gather = index.producer_of(graph, out).expect("a gather reached");
-                    let data_type = shapes.get(&gather.input[0]).elem_type.unwrap_or(0);
-                    (out.clone(), *kind, sizes(out), data_type)
-                })
-                .collect();
-            let reductions: Vec<(padding::Reduction, Vec<i64>, i32)> = flow
-                .reductions
-                .iter()
-                .map(|r| {
-                    let node = index
-                        .producer_of(graph, &r.output)
-                        .expect("a reduction reached");
-                    let info = shapes.get(&node.input[0]);
-                    // The input's sizes, the padded one aside (its size is the capacity now).
-                    let sizes = info
-                        .dims
-                        .iter()
-                        .flatten()
-                        .map(|d| d.as_static().unwrap_or(-1));
-                    (r.clone(), sizes.collect(), info.elem_type.unwrap_or(0))
-                })
-                .collect();
-            Ok((dims, mask_type, flow, gathers, reductions))
-        })();
-        let (dims, mask_type, flow, gathers, reductions) = match plan {
-            Ok(plan) => plan,
-            Err(why) => {
-                known.insert(output, why);
-                continue;
-            }
-        };
-        let mut e = Emitter::new(graph, opset, &describe(node));
-        let Some(compacted) = compact::emit(&mut e, &mask, mask_type, &dims, capacity, &output)
-        else {
-            known.insert(
-                output,
-                (
-                    Reason::MaskNotBool,
-                    format!("{mask}: no zero of its type (strings)"),
-                ),
-            );
-            continue;
-        };
-        let line = format!(
-            "fixed capacity: NonZero {} became [{}, {}] coordinates padded with -1 (outputs: {})",
-            describe(node),
-            dims.len(),
-            compacted.capacity,
-            compact::outputs_text(&flow)
-        );
-        let inputs = replace(graph, at, e);
-        *removed += crate::rewrite::remove_dead(graph, inputs);
-        for (out, kind, out_dims, data_type) in gathers {
-            let g = graph
-                .node
-                .iter()
-                .position(|n| n.output.first() == Some(&out))
-                .expect("the gather is still there");
-            let gather = graph.node[g].clone();
-            let mut e = Emitter::new(graph, opset, &describe(&gather));
-            if compact::emit_gather(&mut e, &gather, &compacted, kind, &out_dims, data_type)
-                .is_none()
-            {
-                return Err(OptimizeError::Static(format!(
-                    "GatherND {}: its data has no zero (strings)",
-                    describe(&gather)
-                )));
-            }
-            let inputs = replace(graph, g, e);
-            *removed += crate::rewrite::remove_dead(graph, inputs);
-        }
-        for (reduction, sizes, data_type) in reductions {
-            let at = graph
-                .node
-                .iter()
-                .position(|n| n.output.first() == Some(&reduction.output))
-                .expect("the reduction is still there");
-            let node = graph.node[at].clone();
-            let mut e = Emitter::new(graph, opset, &describe(&node));
-            let done =
-                compact::emit_reduction(&mut e, &node, &compacted, &reduction, &sizes, data_type);
-            if done.is_none() {
-                return Err(OptimizeError::Static(format!(
-                    "{} {}: no sum identity for its type, or a reduced size is not fixed",
-                    node.op_type.as_deref().unwrap_or(""),
-                    describe(&node)
-                )));
-            }
-            let inputs = replace(graph, at, e);
-            *removed += crate::rewrite::remove_dead(graph, inputs);
-        }
-        for nested in &flow.nested {
-            let at = graph
-                .node
-                .iter()
-                .position(|n| n.output.first() == Some(nested))
-                .expect("the nested NonZero is still there");
-            let node = graph.node[at].clone();
-            let mut e = Emitter::new(graph, opset, &describe(&node));
-            let kept = compact::emit_unpadded_mask(&mut e, &node.input[0], &compacted);
-            let mut remasked = node;
-            remasked.input[0] = kept;
-            e.nodes.push(remasked);
-            replace(graph, at, e);
-        }
-        for (name, axis) in &flow.outputs {
-            add_count_output(graph, name, *axis, &compacted)?;
-            summary
-                .count_outputs
-                .push((name.clone(), format!("{name}_count"), *axis));
-        }
-        summary.rewrites.push(("fixed-capacity".to_string(), line));
-    }
 }
 
 /// Declares `name` padded to the capacity along `axis`, and adds the output `<name>_count`.

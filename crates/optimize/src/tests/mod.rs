@@ -11,6 +11,7 @@ mod inference;
 mod inference_ops;
 mod masked_writes;
 mod readers;
+mod static_bodies;
 mod static_mode;
 mod static_nms;
 mod validity;
