@@ -33,6 +33,10 @@ LEFT = {
     # -1 would write.
     "torch_patterns/moe_router_dynamo18.onnx": [("NonZero", "padding-unsafe")] * 4,
     "torch_patterns/moe_router_ts17.onnx": [("NonZero", "padding-unsafe")] * 4,
+    # y = x[m] if ... else x[~m]: each branch returns its selection, whose length is the If's
+    # output length; no `_count` output can carry it out of the branch.
+    "torch_patterns/if_select_ts17.onnx": [("NonZero", "padding-unsafe")] * 2,
+    "torch_patterns/if_select_dynamo18.onnx": [("NonZero", "padding-unsafe")] * 2,
     # nms(boxes[m], scores[m]): NMS runs over every box with the masked ones scored -inf, and
     # no NonZero is left; NMS's own output size depends on values, and so does the Slice that
     # cuts off the rows of the boxes masked out.

@@ -41,16 +41,22 @@ impl Pass<'_> {
         self.report.graphs += 1;
         let scope = ShapeTable::scope(self.onnx_opset);
         let outer = Some(outer.unwrap_or(&scope));
-        let shapes = ShapeTable::for_graph(graph, &GraphIndex::new(graph), outer, body_inputs);
+        let shapes = ShapeTable::for_graph(graph, &GraphIndex::new(graph), outer, &body_inputs);
         self.record_call_sites(graph, &shapes);
         for node in &mut graph.node {
-            let body_inputs = BodyInputs::of(node);
+            let body_inputs = BodyInputs::of(node, &shapes);
             let node_label = format!("{label}/{}", describe(node));
             for attribute in &mut node.attribute {
                 let attr_name = attribute.name.clone().unwrap_or_default();
                 for sub in attribute.g.iter_mut().chain(attribute.graphs.iter_mut()) {
                     let sub_label = format!("{node_label}.{attr_name}");
-                    self.optimize_graph(sub, Some(&shapes), body_inputs, &sub_label, depth + 1)?;
+                    self.optimize_graph(
+                        sub,
+                        Some(&shapes),
+                        body_inputs.clone(),
+                        &sub_label,
+                        depth + 1,
+                    )?;
                 }
             }
         }

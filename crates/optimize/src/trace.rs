@@ -61,9 +61,33 @@ impl<'a> View<'a> {
     pub fn axes(&self, node: &NodeProto, attr_name: &str, slot: usize) -> Option<Vec<i64>> {
         match ints_attr(node, attr_name) {
             Ok(Some(v)) => Some(v),
-            Ok(None) => self.index.const_ints(self.graph, node.input.get(slot)?),
+            Ok(None) => self.const_ints(node.input.get(slot)?),
             Err(()) => None,
         }
+    }
+
+    /// The integer values of `name` when it is a constant of this graph, or a name a body
+    /// captures from an enclosing graph whose values that graph proves (its initializers and
+    /// Constants, which exporters put there: the dynamo exporter hoists a branch's constants).
+    pub fn const_ints(&self, name: &str) -> Option<Vec<i64>> {
+        if let Some(v) = self.index.const_ints(self.graph, name) {
+            return Some(v);
+        }
+        let own = self.index.producer.contains_key(name)
+            || self.index.graph_inputs.contains(name)
+            || self
+                .graph
+                .initializer
+                .iter()
+                .any(|t| t.name.as_deref() == Some(name));
+        if own {
+            return None;
+        }
+        self.shapes
+            .values(name)?
+            .iter()
+            .map(|d| d.as_static())
+            .collect()
     }
 }
 
@@ -189,7 +213,7 @@ fn trace_at(view: &View, name: &str, depth: usize, visits: &Cell<usize>) -> Opti
         // (paddle2onnx's `paddle.nonzero(m).flatten()`), is the column.
         "Reshape" if node.input.len() == 2 && node.output.len() == 1 => {
             let t = step(input0)?;
-            let shape = view.index.const_ints(view.graph, &node.input[1])?;
+            let shape = view.const_ints(&node.input[1])?;
             let column = t.single_column().filter(|_| shape == [-1])?;
             pick(t, column, true)
         }
@@ -215,7 +239,7 @@ fn trace_at(view: &View, name: &str, depth: usize, visits: &Cell<usize>) -> Opti
             let t = step(input0)?;
             let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
             let scalar = view.shapes.info(&node.input[1]).and_then(TensorInfo::rank) == Some(0);
-            let index = view.index.const_ints(view.graph, &node.input[1])?;
+            let index = view.const_ints(&node.input[1])?;
             let whole = !t.squeezed && t.column.is_none();
             let column = match index.as_slice() {
                 [i] if *i >= 0 => usize::try_from(*i).ok()?,
@@ -272,7 +296,7 @@ fn split_into_columns(view: &View, node: &NodeProto, rank: usize) -> Option<bool
         return Some(true);
     }
     let sizes = match node.input.get(1).filter(|s| !s.is_empty()) {
-        Some(s) => Some(view.index.const_ints(view.graph, s)?),
+        Some(s) => Some(view.const_ints(s)?),
         None => ints_attr(node, "split").ok()?,
     };
     Some(outputs == rank && sizes.is_none_or(|s| s.iter().all(|&n| n == 1)))
@@ -293,7 +317,7 @@ fn sliced_column(view: &View, node: &NodeProto, rank: usize) -> Option<usize> {
         let operand = |slot: usize| match node.input.get(slot) {
             None => Some(None),
             Some(n) if n.is_empty() => Some(None),
-            Some(n) => view.index.const_ints(view.graph, n).map(Some),
+            Some(n) => view.const_ints(n).map(Some),
         };
         (operand(1)??, operand(2)??, operand(3)?, operand(4)?)
     };

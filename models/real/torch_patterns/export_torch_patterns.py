@@ -2,7 +2,10 @@
 them (no shape inference, no clean-up): a hand-written top-k MoE router, masked_scatter,
 `x[mask] = v`, `x[mask] += v`, `mask.nonzero().squeeze(1)` then index_select, and where-tuple
 indexing `x[torch.where(cond)]` with a 2-D cond; and issue 26's mask-then-NMS, torchvision's
-`nms(boxes[m], scores[m])`, and reductions of a selection (prod, any, all). CI never runs this:
+`nms(boxes[m], scores[m])`, reductions of a selection (prod, any, all), and patterns inside
+control flow (`if_*`, `loop_*`): TorchScript exports a scripted module's `if` and `for` as If
+and Loop; the dynamo exporter exports `torch.cond` as If and has no loops (torch.export cannot
+unroll a loop over a dynamic size: its failure is recorded). CI never runs this:
 the .onnx files are committed.
 
     python3 -m venv /tmp/venv-torch && /tmp/venv-torch/bin/pip install -r requirements/export-models.txt
@@ -111,6 +114,78 @@ def masked_all(x, m):
     return (x[m] > 0).all()
 
 
+class IfMaskedScatter(torch.nn.Module):
+    def forward(self, x, m, s):
+        if bool(x.sum() > 0):
+            y = x.masked_scatter(m, s)
+        else:
+            y = x * 2
+        return y
+
+
+class CondMaskedScatter(torch.nn.Module):
+    def forward(self, x, m, s):
+        return torch.cond(x.sum() > 0, lambda x, m, s: x.masked_scatter(m, s), lambda x, m, s: x * 2, (x, m, s))
+
+
+class IfMaskAdd(torch.nn.Module):
+    def forward(self, x, m, v):
+        y = x.clone()
+        if bool(x.sum() > 0):
+            y[m] += v
+        return y
+
+
+class CondMaskAdd(torch.nn.Module):
+    def forward(self, x, m, v):
+        return torch.cond(x.sum() > 0, mask_add, lambda x, m, v: x.clone(), (x, m, v))
+
+
+class IfSelect(torch.nn.Module):
+    def forward(self, x, m):
+        if bool(x.sum() > 0):
+            y = x[m]
+        else:
+            y = x[~m]
+        return y
+
+
+class CondSelect(torch.nn.Module):
+    def forward(self, x, m):
+        return torch.cond(x.sum() > 0, lambda x, m: x[m], lambda x, m: x[~m], (x, m))
+
+
+class LoopCount(torch.nn.Module):
+    """Per row, the number of its positive entries, summed."""
+
+    def forward(self, x):
+        total = torch.zeros((), dtype=torch.long)
+        for i in range(x.shape[0]):
+            total = total + (x[i] > 0).nonzero().shape[0]
+        return total
+
+
+class LoopMaskedWrite(torch.nn.Module):
+    """Row by row, out takes x[i] where m[i], then twice that again through a masked write."""
+
+    def forward(self, x, m):
+        out = torch.zeros(x.shape[1])
+        for i in range(x.shape[0]):
+            out = torch.where(m[i], x[i], out)
+            out[m[i]] = x[i][m[i]] * 2
+        return out
+
+
+NO_LOOPS = ("the dynamo exporter has no loops: torch.export unrolls a Python loop at the example's size "
+            "(6 copies of the body for n = 6) and fixes n, so the export would not take the manifest's sizes")
+
+
+def per_exporter(scripted, traced):
+    """TorchScript exports torch.jit.script(scripted); the dynamo exporter exports traced, or
+    nothing where traced is a reason (a string)."""
+    return {"ts17": torch.jit.script(scripted), "dynamo18": traced}
+
+
 def inp(name, shape, dtype, values):
     return {"name": name, "shape": shape, "dtype": dtype, "values": values}
 
@@ -153,6 +228,20 @@ MODELS = {
     "masked_all": (Two(masked_all), "(x[m] > 0).all(): x [n, 3], m [n]", [X_N3, M_N], SIZES_N, {"n": 6}),
     "where_tuple_same_shape": (Two(lambda x, c: x[torch.where(c)]), "x[torch.where(c)]: x, c [n, k]",
                                [X_NK, inp("c", ["n", "k"], "bool", "mask")], SIZES_NK, {"n": 6, "k": 5}),
+    "if_masked_scatter": (per_exporter(IfMaskedScatter(), CondMaskedScatter()),
+                          "if x.sum() > 0: y = x.masked_scatter(m, s) else: y = x * 2: x, m, s [n, k]",
+                          [X_NK, M_NK, inp("s", ["n", "k"], "float32", "normal")], SIZES_NK, {"n": 6, "k": 5}),
+    "if_mask_add": (per_exporter(IfMaskAdd(), CondMaskAdd()),
+                    "y = x.clone(); if x.sum() > 0: y[m] += v: x [n, 3], m [n], v [3]",
+                    [X_N3, M_N, inp("v", [3], "float32", "normal")], SIZES_N, {"n": 6}),
+    "if_select": (per_exporter(IfSelect(), CondSelect()), "y = x[m] if x.sum() > 0 else x[~m]: x [n, 3], m [n]",
+                  [X_N3, M_N], SIZES_N, {"n": 6}),
+    "loop_count": (per_exporter(LoopCount(), NO_LOOPS),
+                   "for i in range(n): total += (x[i] > 0).nonzero().shape[0]: x [n, 3]",
+                   [X_N3], SIZES_N, {"n": 6}),
+    "loop_masked_write": (per_exporter(LoopMaskedWrite(), NO_LOOPS),
+                          "for i in range(n): out = where(m[i], x[i], out); out[m[i]] = x[i][m[i]] * 2: x, m [n, k]",
+                          [X_NK, M_NK], SIZES_NK, {"n": 6, "k": 5}),
 }
 
 
@@ -180,21 +269,24 @@ def main():
     versions = {"torch": torch.__version__}
     entries = []
     for name in names:
-        module, text, inputs, sizes, example_sizes = MODELS[name]
+        modules, text, inputs, sizes, example_sizes = MODELS[name]
         torch.manual_seed(0)
-        module = module.eval()
         args = example(inputs, example_sizes)
         in_names = [i["name"] for i in inputs]
         axes = {i["name"]: {a: s for a, s in enumerate(i["shape"]) if isinstance(s, str)} for i in inputs}
         dims = {d: Dim(d, min=2) for a in axes.values() for d in a.values()}
         for exporter in ("ts17", "dynamo18"):
-            if exporter == "ts17":
+            module = modules[exporter] if isinstance(modules, dict) else modules
+            if isinstance(module, str):
+                def export(path, reason=module):
+                    raise NotImplementedError(reason)
+            elif exporter == "ts17":
                 def export(path):
-                    exportlib.export_ts(module, args, path, in_names, ["y"], axes)
+                    exportlib.export_ts(module.eval(), args, path, in_names, ["y"], axes)
             else:
                 def export(path):
                     shapes = tuple({a: dims[d] for a, d in axes[n].items()} or None for n in in_names)
-                    exportlib.export_dynamo(module, args, path, in_names, ["y"], shapes)
+                    exportlib.export_dynamo(module.eval(), args, path, in_names, ["y"], shapes)
             with torch.no_grad():
                 describe = {"pattern": text}
                 if (name, exporter) in INVALID:

@@ -6,6 +6,7 @@
 //! Every inferred fact assumes only that the op runs without error. Where a declared shape or
 //! type disagrees with the inference, the tensor is marked conflicted and neither is trusted.
 
+mod bodies;
 mod compute;
 mod ctx;
 pub mod dim;
@@ -16,6 +17,7 @@ mod layout;
 mod scope;
 mod values;
 
+pub use bodies::BodyInputs;
 pub use ctx::{axis_in, Ctx};
 pub use dim::Dim;
 
@@ -74,39 +76,13 @@ pub struct ShapeTable {
     opset: Option<i64>,
 }
 
-/// How far a subgraph's own inputs can be trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyInputs {
-    /// The main graph, If branches (no inputs), functions: as declared.
-    Declared,
-    /// Scan bodies: state values change shape between iterations, so their declared shapes
-    /// are not used (element types are).
-    ElementTypeOnly,
-    /// Loop bodies: as `ElementTypeOnly`, but the first two inputs, the iteration number and
-    /// the condition, are scalars by the operator's definition.
-    LoopBody,
-}
-
-impl BodyInputs {
-    /// How far the inputs of `node`'s bodies are trusted.
-    pub fn of(node: &NodeProto) -> BodyInputs {
-        if is_onnx_op(node, "Loop") {
-            BodyInputs::LoopBody
-        } else if is_onnx_op(node, "Scan") {
-            BodyInputs::ElementTypeOnly
-        } else {
-            BodyInputs::Declared
-        }
-    }
-}
-
 impl ShapeTable {
     /// Everything `graph` declares or implies, on top of `outer` (the enclosing graphs' table).
     pub fn for_graph(
         graph: &GraphProto,
         index: &GraphIndex,
         outer: Option<&ShapeTable>,
-        body_inputs: BodyInputs,
+        body_inputs: &BodyInputs,
     ) -> Self {
         let mut table = outer.cloned().unwrap_or_default();
         for t in &graph.initializer {
@@ -130,11 +106,7 @@ impl ShapeTable {
         for (position, vi) in graph.input.iter().enumerate() {
             let Some(name) = &vi.name else { continue };
             let mut info = declared(vi).map(|d| d.fill(name)).unwrap_or_default();
-            match body_inputs {
-                BodyInputs::Declared => {}
-                BodyInputs::LoopBody if position < 2 => info.dims = Some(vec![]),
-                BodyInputs::LoopBody | BodyInputs::ElementTypeOnly => info.dims = None,
-            }
+            info.dims = body_inputs.dims(position, info.dims);
             table.infos.insert(name.clone(), info);
         }
         let declarations: HashMap<&str, &ValueInfoProto> = graph
@@ -185,6 +157,8 @@ impl ShapeTable {
         let known = crate::versions::is_known(op, self.opset);
         let (infos, values) = if known && is_onnx_op(node, "If") {
             (self.infer_if(node), None)
+        } else if known && is_onnx_op(node, "Loop") {
+            (bodies::loop_outputs(node, self), None)
         } else if known && is_onnx_op(node, op) {
             (infer_outputs(op, &ctx), values::infer_values(op, &ctx))
         } else {
@@ -235,7 +209,7 @@ impl ShapeTable {
                 .g
                 .as_ref()?;
             let table =
-                ShapeTable::for_graph(g, &GraphIndex::new(g), Some(self), BodyInputs::Declared);
+                ShapeTable::for_graph(g, &GraphIndex::new(g), Some(self), &BodyInputs::Declared);
             Some(
                 g.output
                     .iter()

@@ -95,7 +95,7 @@ fn cut_from_start(view: &View, u: &str, list: &str) -> bool {
         }
         let flat = view.is_op(node, "Reshape")
             && node.input.len() == 2
-            && view.index.const_ints(view.graph, &node.input[1]) == Some(vec![-1]);
+            && view.const_ints(&node.input[1]) == Some(vec![-1]);
         if !flat {
             return false;
         }
@@ -116,7 +116,7 @@ fn walks_to(view: &View, name: &str, list: &str) -> bool {
         };
         let flat = view.is_op(node, "Reshape")
             && node.input.len() == 2
-            && view.index.const_ints(view.graph, &node.input[1]) == Some(vec![-1]);
+            && view.const_ints(&node.input[1]) == Some(vec![-1]);
         if !flat {
             return false;
         }

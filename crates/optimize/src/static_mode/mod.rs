@@ -92,7 +92,7 @@ pub fn run(
     let scope = Scope {
         opset,
         outer: None,
-        body_inputs: BodyInputs::Declared,
+        body_inputs: &BodyInputs::Declared,
         outer_names: &no_names,
         label: "main",
         depth: 0,
@@ -158,7 +158,7 @@ impl StaticPass<'_> {
             let mut read_before = HashSet::new();
             crate::graph::names_read_in_bodies(&node, &mut read_before);
             let node_label = format!("{}/{}", scope.label, describe(&node));
-            let body_inputs = BodyInputs::of(&node);
+            let body_inputs = BodyInputs::of(&node, &shapes);
             let mut result = Ok(());
             for attribute in &mut node.attribute {
                 let attr_name = attribute.name.clone().unwrap_or_default();
@@ -167,7 +167,7 @@ impl StaticPass<'_> {
                     let inner = Scope {
                         opset: scope.opset,
                         outer: Some(&shapes),
-                        body_inputs,
+                        body_inputs: &body_inputs,
                         outer_names: &names,
                         label: &label,
                         depth: scope.depth + 1,

@@ -269,7 +269,7 @@ fn box_column_steps<'a>(view: &View<'a>, name: &str) -> Option<(Vec<&'a NodeProt
         if node.input.is_empty() || node.output.len() != 1 || !view.is_op(node, op) {
             return None;
         }
-        let consts = |slot: usize| view.index.const_ints(view.graph, node.input.get(slot)?);
+        let consts = |slot: usize| view.const_ints(node.input.get(slot)?);
         steps.push(node);
         match op {
             "Squeeze" | "Unsqueeze" | "Reshape" | "Identity" => {

@@ -13,7 +13,7 @@ pub struct Scope<'a> {
     /// The enclosing graphs' shapes (`None` for the main graph).
     pub outer: Option<&'a ShapeTable>,
     /// Loop and Scan bodies do not trust their own inputs' declared shapes.
-    pub body_inputs: BodyInputs,
+    pub body_inputs: &'a BodyInputs,
     /// Every name of the enclosing graphs: a fresh name inside a body must shadow none.
     pub outer_names: &'a HashSet<String>,
     /// The graph's path for reports: `main`, `main/If_0.then_branch`, ...

@@ -71,13 +71,14 @@ impl MaskedWrite {
             }
             Updates::Elementwise {
                 op,
+                source,
                 other,
                 rows_first,
             } => {
                 let (a, b) = if *rows_first {
-                    (self.data.as_str(), other.as_str())
+                    (source.as_str(), other.as_str())
                 } else {
-                    (other.as_str(), self.data.as_str())
+                    (other.as_str(), source.as_str())
                 };
                 let full = e.binary(op, a, b);
                 e.reshape(&full, &[numel])

@@ -111,13 +111,18 @@ fn a_body_whose_shapes_are_not_fixed_is_reported() {
         other => panic!("{other:?}"),
     };
     assert!(why.contains("symbolic sizes"), "{why}");
-    // A Loop's carried value has no trusted shape: its NonZero stays, named in the body.
+    // A Loop's carried value that grows each iteration has no fixed shape: its NonZero
+    // stays, named in the body.
     let body = graph(
         vec![
             node("NonZero", &["acc"], &["nz"], vec![]),
             node("Size", &["nz"], &["sz"], vec![]),
-            node("Cast", &["sz"], &["szf"], vec![int("to", 1)]),
-            node("Add", &["acc", "szf"], &["acc_out"], vec![]),
+            node(
+                "Concat",
+                &["acc", "acc"],
+                &["acc_out"],
+                vec![int("axis", 0)],
+            ),
             node("Identity", &["cond"], &["cond_out"], vec![]),
         ],
         vec![
@@ -125,21 +130,21 @@ fn a_body_whose_shapes_are_not_fixed_is_reported() {
             value("cond", DataType::Bool, Some(&[])),
             value("acc", DataType::Float, Some(&["3"])),
         ],
-        &["cond_out", "acc_out"],
+        &["cond_out", "acc_out", "sz"],
         vec![],
     );
     let g = graph(
         vec![node(
             "Loop",
             &["trips", "", "x"],
-            &["y"],
+            &["y", "sizes"],
             vec![graph_attr("body", body)],
         )],
         vec![
             value("trips", DataType::Int64, Some(&[])),
             value("x", DataType::Float, Some(&["3"])),
         ],
-        &["y"],
+        &["y", "sizes"],
         vec![],
     );
     let mut options = static_options(&[]);

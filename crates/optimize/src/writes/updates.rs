@@ -19,9 +19,11 @@ pub enum Updates {
     /// rows: every written element is the value broadcast to the data's shape.
     Broadcast { value: String },
     /// `U = flatten(op(rows, other))` (or `op(other, rows)`) where rows are the selected rows
-    /// of the data itself, in the write mask's order.
+    /// of `source`, in the write mask's order: the data itself (`x[m] += v`), or another tensor
+    /// of the data's shape (`out[m] = x[m] * 2`).
     Elementwise {
         op: &'static str,
+        source: String,
         other: String,
         rows_first: bool,
     },
@@ -33,7 +35,9 @@ impl Updates {
             Updates::Listed(t) => format!("U = {t}"),
             Updates::Periodic { value, .. } => format!("U = {value} repeated"),
             Updates::Broadcast { value } => format!("{value} broadcast"),
-            Updates::Elementwise { op, other, .. } => format!("{op}(X, {other})"),
+            Updates::Elementwise {
+                op, source, other, ..
+            } => format!("{op}({source}, {other})"),
         }
     }
 }
@@ -61,7 +65,7 @@ pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[Dim]) -> Up
         let next = match op {
             "Slice" => slice_from_start(view, node),
             "Reshape" if node.input.len() == 2 => {
-                let flat = view.index.const_ints(view.graph, &node.input[1]) == Some(vec![-1]);
+                let flat = view.const_ints(&node.input[1]) == Some(vec![-1]);
                 flattened |= flat;
                 flat.then(|| node.input[0].clone())
             }
@@ -151,7 +155,7 @@ pub fn slice_from_start(view: &View, node: &NodeProto) -> Option<String> {
         node.input
             .get(slot)
             .filter(|n| !n.is_empty())
-            .map(|n| view.index.const_ints(view.graph, n))
+            .map(|n| view.const_ints(n))
     };
     let starts_at_zero = ints(1) == Some(Some(vec![0]));
     let axis_zero = ints(3).is_none_or(|a| a == Some(vec![0]));
@@ -190,7 +194,7 @@ fn elementwise(view: &View, name: &str, data: &str, mask: &str, dims: &[Dim]) ->
     if node.input.len() != 2 {
         return None;
     }
-    let (rows_first, rows, other) = match (
+    let (rows_first, (source, rows), other) = match (
         gathered_mask(view, &node.input[0], data),
         gathered_mask(view, &node.input[1], data),
     ) {
@@ -209,23 +213,30 @@ fn elementwise(view: &View, name: &str, data: &str, mask: &str, dims: &[Dim]) ->
             .all(|(&o, d)| o == 1 || Dim::from_static(o) == *d);
     (within_row && selects_rows(view, mask, &rows, row_rank, dims)).then(|| Updates::Elementwise {
         op,
+        source,
         other: other.clone(),
         rows_first,
     })
 }
 
-/// The mask m when `name` is `GatherND(data, coordinates of m)` with m the leading dims of data.
-fn gathered_mask(view: &View, name: &str, data: &str) -> Option<String> {
+/// (source, m) when `name` is `GatherND(source, coordinates of m)`, source of data's shape
+/// (proven equal sizes) and m its leading dims.
+fn gathered_mask(view: &View, name: &str, data: &str) -> Option<(String, String)> {
     let g = view
         .producer(name)
         .filter(|n| view.is_op(n, "GatherND") && n.input.len() == 2)?;
-    if g.input[0] != data || int_attr(g, "batch_dims").ok()?.unwrap_or(0) != 0 {
+    if int_attr(g, "batch_dims").ok()?.unwrap_or(0) != 0 {
+        return None;
+    }
+    let data_dims = dims_of(view.shapes, data)?;
+    if g.input[0] != data && dims_of(view.shapes, &g.input[0])? != data_dims {
         return None;
     }
     let t = trace(view, &g.input[1]).filter(|t| !t.squeezed)?;
-    let data_dims = dims_of(view.shapes, data)?;
     let mask_dims = dims_of(view.shapes, &t.mask)?;
-    data_dims.starts_with(&mask_dims).then_some(t.mask)
+    data_dims
+        .starts_with(&mask_dims)
+        .then(|| (g.input[0].clone(), t.mask))
 }
 
 /// The row mask m of a write mask `Expand(Unsqueeze(m, axes), shape)`.

@@ -219,7 +219,7 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                 "Reshape"
                     if (column || (coords_2d && mask_dims.len() == 1))
                         && node.input.len() == 2
-                        && view.index.const_ints(view.graph, &node.input[1]) == Some(vec![-1]) =>
+                        && view.const_ints(&node.input[1]) == Some(vec![-1]) =>
                 {
                     todo.push(step(0, 1, true))
                 }

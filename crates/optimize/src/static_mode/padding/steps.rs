@@ -83,7 +83,7 @@ pub(super) fn column_step(view: &View, node: &NodeProto, op: &str) -> Option<usi
         }
         "Slice" if node.input.len() >= 4 => {
             let ints = |slot: usize| match node.input.get(slot).filter(|n| !n.is_empty()) {
-                Some(n) => view.index.const_ints(view.graph, n),
+                Some(n) => view.const_ints(n),
                 None => Some(vec![1]),
             };
             let (starts, ends, axes, steps) = (ints(1)?, ints(2)?, ints(3)?, ints(4)?);
