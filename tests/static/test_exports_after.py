@@ -37,12 +37,13 @@ EXPORTS = exports.exports()
 ENGINES = {"onnxruntime": run_ort, "openvino": run_openvino, "iree": run_iree}
 
 # (op, reason): count of nonzero's left_nodes, per export that stays partly dynamic.
-NMS = ("NonMaxSuppression", "in-subgraph")
+NMS = ("NonMaxSuppression", "data-dependent")
 UNSAFE, NOT_FIXED = ("NonZero", "padding-unsafe"), ("NonZero", "shape-not-fixed")
 VALUE_SHAPE = "value-dependent-shape"
 STAYS_DYNAMIC = {
     # torchvision: the masks' shapes come from the resized, padded image and from TopK's k, which
-    # nonzero's shape inference does not fix; NonMaxSuppression sits in an If's else branch.
+    # nonzero's shape inference does not fix; NonMaxSuppression (in an If's else branch) has
+    # its own data-dependent output size.
     "real/faster_rcnn_ts17.onnx": {NMS: 2, NOT_FIXED: 6},
     "real/fcos_ts17.onnx": {NMS: 1, NOT_FIXED: 8},
     "real/keypoint_rcnn_ts17.onnx": {NMS: 2, NOT_FIXED: 8, ("Resize", VALUE_SHAPE): 1},
@@ -59,6 +60,9 @@ STAYS_DYNAMIC = {
     "real/mixtral_ts17.onnx": {NOT_FIXED: 10},
     # VITS's masked writes read their updates' list itself (crate::writes): no Slice(W, 0, nnz).
     "real/vits_ts17.onnx": {UNSAFE: 15, ("Range", VALUE_SHAPE): 1},
+    # y = x[m] if ... else x[~m]: each branch returns its selection, the If's output.
+    "torch_patterns/if_select_dynamo18.onnx": {UNSAFE: 2},
+    "torch_patterns/if_select_ts17.onnx": {UNSAFE: 2},
     # The token and slot columns feed index_add (a -1 would write).
     "torch_patterns/moe_router_dynamo18.onnx": {UNSAFE: 4},
     "torch_patterns/moe_router_ts17.onnx": {UNSAFE: 4},

@@ -18,6 +18,7 @@ pub(crate) mod inputs;
 mod lower;
 mod mask;
 mod nms;
+mod outputs;
 mod padding;
 mod scope;
 mod summary;
@@ -31,7 +32,7 @@ use crate::report::{Reason, Report};
 use crate::trace::View;
 use crate::{OptimizeError, Options};
 use emit::Emitter;
-use nonzero_proto::onnx::{GraphProto, ModelProto, ValueInfoProto};
+use nonzero_proto::onnx::{GraphProto, ModelProto};
 use scope::Scope;
 use std::collections::{HashMap, HashSet};
 
@@ -136,7 +137,9 @@ impl StaticPass<'_> {
             return Ok(());
         }
         exact::rewrites(graph, scope, self.summary, self.report);
-        self.fixed_capacity(graph, scope)
+        self.fixed_capacity(graph, scope)?;
+        outputs::declare_fixed(graph, scope);
+        Ok(())
     }
 
     /// Every If, Loop and Scan body of `graph`, in place. A body's rewrites can leave a node of
@@ -348,7 +351,7 @@ impl StaticPass<'_> {
                 replace(graph, at, e);
             }
             for (name, axis) in &flow.outputs {
-                add_count_output(graph, name, *axis, &compacted)?;
+                outputs::add_count_output(graph, name, *axis, &compacted)?;
                 self.summary
                     .count_outputs
                     .push((name.clone(), format!("{name}_count"), *axis));
@@ -376,64 +379,4 @@ fn count_nonzero(graph: &GraphProto, depth: usize) -> usize {
             own + inner
         })
         .sum()
-}
-
-/// Declares `name` padded to the capacity along `axis`, and adds the output `<name>_count`.
-fn add_count_output(
-    graph: &mut GraphProto,
-    name: &str,
-    axis: usize,
-    compacted: &compact::Compacted,
-) -> Result<(), OptimizeError> {
-    let count_name = format!("{name}_count");
-    let mut taken = HashSet::new();
-    crate::graph::names_read_in(graph, &mut taken, 0);
-    taken.extend(graph.node.iter().flat_map(|n| n.output.iter().cloned()));
-    taken.extend(graph.input.iter().filter_map(|i| i.name.clone()));
-    if taken.contains(&count_name) {
-        return Err(OptimizeError::Static(format!("the output {name} becomes padded and needs the output {count_name}, but the model already has a tensor named {count_name}")));
-    }
-    for out in graph
-        .output
-        .iter_mut()
-        .filter(|o| o.name.as_deref() == Some(name))
-    {
-        pad_declared(out, axis, compacted.capacity);
-    }
-    graph.node.push(nonzero_proto::onnx::NodeProto {
-        input: vec![compacted.count.clone()],
-        output: vec![count_name.clone()],
-        name: Some(format!("{count_name}/Identity")),
-        op_type: Some("Identity".into()),
-        domain: Some(String::new()),
-        ..Default::default()
-    });
-    let mut vi = ValueInfoProto {
-        name: Some(count_name),
-        ..Default::default()
-    };
-    vi.r#type = Some(nonzero_proto::onnx::TypeProto {
-        value: Some(nonzero_proto::onnx::type_proto::Value::TensorType(
-            nonzero_proto::onnx::type_proto::Tensor {
-                elem_type: Some(compact::count_output_type()),
-                shape: Some(Default::default()),
-            },
-        )),
-        ..Default::default()
-    });
-    graph.output.push(vi);
-    Ok(())
-}
-
-/// Sets the declared size of `axis` of an output to the capacity (other sizes as declared).
-fn pad_declared(vi: &mut ValueInfoProto, axis: usize, capacity: i64) {
-    use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as DimValue;
-    let Some(nonzero_proto::onnx::type_proto::Value::TensorType(t)) =
-        vi.r#type.as_mut().and_then(|t| t.value.as_mut())
-    else {
-        return;
-    };
-    if let Some(d) = t.shape.as_mut().and_then(|s| s.dim.get_mut(axis)) {
-        d.value = Some(DimValue::DimValue(capacity));
-    }
 }

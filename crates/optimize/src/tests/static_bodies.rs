@@ -331,4 +331,12 @@ fn a_loop_iteration_number_is_a_scalar() {
     assert!(s.rewrites[0]
         .1
         .starts_with("in main/Loop_y.body: fixed capacity: NonZero NonZero_nz became [1, 4]"));
+    // The Loop keeps acc a float scalar: the static model declares its output so (IREE's
+    // importer types a Loop's results from the declarations).
+    let y = &m.graph.as_ref().unwrap().output[0];
+    assert_eq!(crate::static_mode::inputs::declared(y), Some(vec![]));
+    let Some(type_proto::Value::TensorType(t)) = y.r#type.as_ref().unwrap().value.as_ref() else {
+        panic!("{y:?}")
+    };
+    assert_eq!(t.elem_type, Some(DataType::Float as i32));
 }
