@@ -128,6 +128,15 @@ impl Emitter {
         self.initializer(DataType::Int64 as i32, &[], value.to_le_bytes().to_vec())
     }
 
+    /// A scalar index constant: int32 or int64 (`index_type`).
+    pub fn index_scalar(&mut self, value: i64, index_type: DataType) -> String {
+        if index_type == DataType::Int32 {
+            let value = i32::try_from(value).expect("int32 indices are chosen for small sizes");
+            return self.initializer(DataType::Int32 as i32, &[], value.to_le_bytes().to_vec());
+        }
+        self.scalar(value)
+    }
+
     /// A scalar zero of `elem_type` (all bits clear: 0, 0.0, false), or `None` for strings.
     pub fn zero(&mut self, elem_type: i32) -> Option<String> {
         let size = element_size(elem_type)?;
@@ -253,6 +262,7 @@ impl Emitter {
 
     /// The inclusive prefix sum of a 1-D tensor.
     pub fn cumsum(&mut self, x: &str) -> String {
+        // CumSum's axis may be int32 or int64, whatever x's type.
         let axis = self.scalar(0);
         self.op("CumSum", &[x, &axis], vec![])
     }

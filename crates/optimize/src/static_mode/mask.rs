@@ -46,6 +46,16 @@ impl Selection {
         e.cumsum(&ones)
     }
 
+    /// The running count as `index_type` (int32 or int64): int32 halves the bytes the count
+    /// and the gathers by it move, where every count fits.
+    pub fn running_count_as(&mut self, e: &mut Emitter, index_type: DataType) -> String {
+        if index_type == DataType::Int64 {
+            return self.running_count(e);
+        }
+        let ones = e.cast(&self.selected, index_type);
+        e.cumsum(&ones)
+    }
+
     /// int64 scalar: how many are selected.
     pub fn count(&mut self, e: &mut Emitter) -> String {
         let ones = self.ones(e);

@@ -25,6 +25,9 @@ pub struct MaskedWrite {
     pub data_type: i32,
     /// The data's (= the mask's) shape, sizes fixed or symbolic.
     pub dims: Vec<Dim>,
+    /// The row mask and its rank, when the mask spreads it over whole rows of the data
+    /// ([`updates::expanded_rows`]): the static form builds the mask from it.
+    pub rows: Option<(String, usize)>,
     /// The outputs of the chain the write reads: the coordinates and the updates.
     pub chain: Vec<String>,
     pub line: String,
@@ -76,6 +79,7 @@ pub fn all<'v>(view: &'v View<'v>) -> impl Iterator<Item = MaskedWrite> + 'v {
         let mask_type = view.shapes.get(&traced.mask).elem_type?;
         let data_type = view.shapes.get(data).elem_type?;
         let updates = updates(view, &node.input[2], data, &traced.mask, &dims);
+        let rows = updates::expanded_rows(view, &traced.mask, &dims);
         Some(MaskedWrite {
             node: i,
             line: format!(
@@ -92,6 +96,7 @@ pub fn all<'v>(view: &'v View<'v>) -> impl Iterator<Item = MaskedWrite> + 'v {
             mask_type,
             data_type,
             dims,
+            rows,
             chain: vec![node.input[1].clone(), node.input[2].clone()],
         })
     })

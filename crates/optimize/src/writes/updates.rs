@@ -25,6 +25,8 @@ pub enum Updates {
         op: &'static str,
         source: String,
         other: String,
+        /// The other operand's fixed shape (it broadcasts within a row).
+        other_dims: Vec<i64>,
         rows_first: bool,
     },
 }
@@ -215,6 +217,7 @@ fn elementwise(view: &View, name: &str, data: &str, mask: &str, dims: &[Dim]) ->
         op,
         source,
         other: other.clone(),
+        other_dims,
         rows_first,
     })
 }
@@ -237,6 +240,15 @@ fn gathered_mask(view: &View, name: &str, data: &str) -> Option<(String, String)
     data_dims
         .starts_with(&mask_dims)
         .then(|| (g.input[0].clone(), t.mask))
+}
+
+/// The row mask m and its rank when the write mask is m spread over whole rows of the data:
+/// `Expand(Unsqueeze(m, trailing axes), data's shape)` (torch's `x[m] = v` with m [n]).
+pub(crate) fn expanded_rows(view: &View, mask: &str, dims: &[Dim]) -> Option<(String, usize)> {
+    let rows = row_mask(view, mask)?;
+    let row_rank = dims_of(view.shapes, &rows)?.len();
+    (row_rank < dims.len() && selects_rows(view, mask, &rows, row_rank, dims))
+        .then_some((rows, row_rank))
 }
 
 /// The row mask m of a write mask `Expand(Unsqueeze(m, axes), shape)`.
