@@ -222,14 +222,13 @@ pub fn emit_gather(
             let mut shape = vec![compacted.numel];
             shape.extend_from_slice(&row);
             let flat_data = e.reshape(data, &shape);
-            (
-                e.op(
-                    "Gather",
-                    &[&flat_data, &compacted.flat],
-                    vec![int_attr("axis", 0)],
-                ),
-                0,
-            )
+            let gathered = if row.is_empty() {
+                e.gather_1d(&flat_data, &compacted.flat)
+            } else {
+                let axis = vec![int_attr("axis", 0)];
+                e.op("Gather", &[&flat_data, &compacted.flat], axis)
+            };
+            (gathered, 0)
         }
         (GatherKind::Nd { .. }, _) => (e.op("GatherND", &[data, coordinates], vec![]), 0),
         (GatherKind::Axis(axis), _) => (

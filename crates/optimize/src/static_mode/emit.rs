@@ -267,6 +267,12 @@ impl Emitter {
         self.op("CumSum", &[x, &axis], vec![])
     }
 
+    /// `data[indices]` for 1-D data and indices. GatherElements, which is Gather there: ONNX
+    /// Runtime's Gather copies element by element (8.9 ms for 4M int32 indices, against 3.2 ms).
+    pub fn gather_1d(&mut self, data: &str, indices: &str) -> String {
+        self.op("GatherElements", &[data, indices], vec![int_attr("axis", 0)])
+    }
+
     /// `[0, 1, .., n - 1]` as int64.
     pub fn range(&mut self, n: i64) -> String {
         let (start, limit, delta) = (self.scalar(0), self.scalar(n), self.scalar(1));

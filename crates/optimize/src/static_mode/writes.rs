@@ -22,7 +22,7 @@
 //! its middle operand (1.17.3 and 1.31.1). X stays in the last operand, so the elements the
 //! write leaves keep their bits; a written value of -0.0 reads +0.0 there (equal as numbers).
 
-use super::emit::{int_attr, ints_attr, Emitter};
+use super::emit::{ints_attr, Emitter};
 use super::mask::Selection;
 use crate::writes::updates::Updates;
 use crate::writes::MaskedWrite;
@@ -65,7 +65,7 @@ impl MaskedWrite {
                 let first = e.slice1(&flat, 0, 1);
                 let list = e.reshape(list, &[-1]);
                 let padded = e.concat(&[&first, &list], 0);
-                let listed = e.op("Gather", &[&padded, &rank], vec![int_attr("axis", 0)]);
+                let listed = e.gather_1d(&padded, &rank);
                 e.reshape(&listed, &dims)
             }
             Updates::Periodic { value, tail } => {
@@ -78,7 +78,7 @@ impl MaskedWrite {
                 let before = e.binary("Sub", &rank, &one);
                 let period = e.index_scalar(period, index_type);
                 let at = e.binary("Mod", &before, &period);
-                let repeated = e.op("Gather", &[&pattern, &at], vec![int_attr("axis", 0)]);
+                let repeated = e.gather_1d(&pattern, &at);
                 e.reshape(&repeated, &dims)
             }
             Updates::Broadcast { value } => {
