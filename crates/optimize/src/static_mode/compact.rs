@@ -10,8 +10,10 @@
 //! ```
 //!
 //! Past the capacity C the first C in row-major order are kept and the count saturates at C.
-//! A `GatherND` of the padded coordinates reads the last row at the padding (valid: the padding
-//! exists only when the mask, and so the data's leading dims, are not empty) and writes 0 there.
+//! A gather of the padded coordinates reads the last row at the padding (valid: the padding
+//! exists only when the mask, and so the data's leading dims, are not empty): a row of zeros
+//! appended to the data, or, where that copy would cost more than the output, the data's own
+//! last row, which a Where then replaces with 0.
 
 use super::emit::{int_attr, Emitter};
 use super::mask::Selection;
@@ -181,18 +183,19 @@ fn empty_selection(e: &mut Emitter, rank: i64, output: &str) -> Compacted {
 
 /// Rewrites a gather indexed by padded coordinates (`GatherND` by `[C, r]`, or `Gather` by a
 /// `[C]` column along `kind`'s axis) to write 0 at the padding; the last node outputs the
-/// gather's output.
+/// gather's output. `data_dims` are the data's sizes (-1 where not fixed).
 pub fn emit_gather(
     e: &mut Emitter,
     gather: &NodeProto,
     compacted: &Compacted,
     kind: GatherKind,
-    out_dims: &[i64],
+    (data_dims, out_dims): (&[i64], &[i64]),
     data_type: i32,
 ) -> Option<()> {
     // The padding's -1 coordinates are valid indices: padding exists only when the mask has
     // elements, so each of the data's indexed sizes (the mask's) is at least 1. They read the
-    // last element, which the Where below replaces with 0.
+    // last element along the gathered axis: a slab of zeros appended there, or, where copying
+    // the data would cost more than the output, whatever is there, which a Where replaces.
     let (data, coordinates) = (&gather.input[0], &gather.input[1]);
     let axis = match kind {
         GatherKind::Nd { .. } => 0,
@@ -210,6 +213,9 @@ pub fn emit_gather(
             return Some(());
         }
     }
+    let fixed = |d: &[i64]| -> Option<i64> { d.iter().map(|&x| (x >= 0).then_some(x)).product() };
+    // The copy is about the output's size at the default capacity (every element a slot).
+    let zero_slab = matches!((fixed(data_dims), fixed(&dims)), (Some(d), Some(o)) if d <= 2 * o);
     let row: Option<Vec<i64>> = out_dims
         .get(1..)
         .map(|d| d.to_vec())
@@ -221,7 +227,10 @@ pub fn emit_gather(
         (GatherKind::Nd { direct: true }, Some(row)) => {
             let mut shape = vec![compacted.numel];
             shape.extend_from_slice(&row);
-            let flat_data = e.reshape(data, &shape);
+            let mut flat_data = e.reshape(data, &shape);
+            if zero_slab {
+                flat_data = with_zero_slab(e, &flat_data, &shape, 0, data_type)?;
+            }
             let gathered = if row.is_empty() {
                 e.gather_1d(&flat_data, &compacted.flat)
             } else {
@@ -230,21 +239,48 @@ pub fn emit_gather(
             };
             (gathered, 0)
         }
-        (GatherKind::Nd { .. }, _) => (e.op("GatherND", &[data, coordinates], vec![]), 0),
-        (GatherKind::Axis(axis), _) => (
-            e.op(
-                "Gather",
-                &[data, coordinates],
-                vec![int_attr("axis", axis as i64)],
-            ),
-            axis,
-        ),
+        (GatherKind::Nd { .. }, _) => {
+            let data = if zero_slab {
+                with_zero_slab(e, data, data_dims, 0, data_type)?
+            } else {
+                data.clone()
+            };
+            (e.op("GatherND", &[&data, coordinates], vec![]), 0)
+        }
+        (GatherKind::Axis(axis), _) => {
+            let data = if zero_slab {
+                with_zero_slab(e, data, data_dims, axis, data_type)?
+            } else {
+                data.clone()
+            };
+            let attribute = vec![int_attr("axis", axis as i64)];
+            (e.op("Gather", &[&data, coordinates], attribute), axis)
+        }
     };
-    let padding_rows = padding_like(e, compacted, padded_axis, out_dims)?;
-    let zero = e.zero(data_type)?;
-    e.select(&padding_rows, &zero, &rows, data_type);
+    if !zero_slab {
+        let padding_rows = padding_like(e, compacted, padded_axis, out_dims)?;
+        let zero = e.zero(data_type)?;
+        e.select(&padding_rows, &zero, &rows, data_type);
+    }
     e.finish_as(&gather.output[0]);
     Some(())
+}
+
+/// `data` (fixed sizes `dims`) with a slab of zeros (all bits clear: +0.0) appended along
+/// `axis`, which an index of -1 there reads.
+fn with_zero_slab(
+    e: &mut Emitter,
+    data: &str,
+    dims: &[i64],
+    axis: usize,
+    data_type: i32,
+) -> Option<String> {
+    let mut slab = dims.to_vec();
+    *slab.get_mut(axis)? = 1;
+    let zero = e.zero(data_type)?;
+    let shape = e.ints(&slab);
+    let zeros = e.op("Expand", &[&zero, &shape], vec![]);
+    Some(e.concat(&[data, &zeros], axis as i64))
 }
 
 /// Rewrites a ReduceSum or ReduceMean over the padded axis to read the padding as the sum's
