@@ -181,17 +181,26 @@ fn empty_selection(e: &mut Emitter, rank: i64, output: &str) -> Compacted {
     }
 }
 
+/// What a gather of padded coordinates reads and writes.
+pub struct GatherSizes {
+    pub kind: GatherKind,
+    /// The data's sizes and the output's (-1 where not fixed).
+    pub data_dims: Vec<i64>,
+    pub out_dims: Vec<i64>,
+    pub data_type: i32,
+}
+
 /// Rewrites a gather indexed by padded coordinates (`GatherND` by `[C, r]`, or `Gather` by a
 /// `[C]` column along `kind`'s axis) to write 0 at the padding; the last node outputs the
-/// gather's output. `data_dims` are the data's sizes (-1 where not fixed).
+/// gather's output.
 pub fn emit_gather(
     e: &mut Emitter,
     gather: &NodeProto,
     compacted: &Compacted,
-    kind: GatherKind,
-    (data_dims, out_dims): (&[i64], &[i64]),
-    data_type: i32,
+    sizes: &GatherSizes,
 ) -> Option<()> {
+    let (kind, data_type) = (sizes.kind, sizes.data_type);
+    let (data_dims, out_dims) = (sizes.data_dims.as_slice(), sizes.out_dims.as_slice());
     // The padding's -1 coordinates are valid indices: padding exists only when the mask has
     // elements, so each of the data's indexed sizes (the mask's) is at least 1. They read the
     // last element along the gathered axis: a slab of zeros appended there, or, where copying

@@ -239,14 +239,18 @@ impl StaticPass<'_> {
                     let dims = shapes.get(name).dims.unwrap_or_default();
                     dims.iter().map(|d| d.as_static().unwrap_or(-1)).collect()
                 };
-                let gathers: Vec<(String, padding::GatherKind, (Vec<i64>, Vec<i64>), i32)> = flow
+                let gathers: Vec<(String, compact::GatherSizes)> = flow
                     .gathers
                     .iter()
                     .map(|(out, kind)| {
                         let gather = index.producer_of(graph, out).expect("a gather reached");
-                        let data_type = shapes.get(&gather.input[0]).elem_type.unwrap_or(0);
-                        let dims = (sizes(&gather.input[0]), sizes(out));
-                        (out.clone(), *kind, dims, data_type)
+                        let sizes = compact::GatherSizes {
+                            kind: *kind,
+                            data_dims: sizes(&gather.input[0]),
+                            out_dims: sizes(out),
+                            data_type: shapes.get(&gather.input[0]).elem_type.unwrap_or(0),
+                        };
+                        (out.clone(), sizes)
                     })
                     .collect();
                 let reductions: Vec<(padding::Reduction, Vec<i64>, i32)> = flow
@@ -297,7 +301,7 @@ impl StaticPass<'_> {
             );
             let inputs = replace(graph, at, e);
             self.report.removed_nodes += crate::rewrite::remove_dead(graph, inputs);
-            for (out, kind, out_dims, data_type) in gathers {
+            for (out, sizes) in gathers {
                 let g = graph
                     .node
                     .iter()
@@ -305,10 +309,7 @@ impl StaticPass<'_> {
                     .expect("the gather is still there");
                 let gather = graph.node[g].clone();
                 let mut e = Emitter::new(graph, scope, &describe(&gather));
-                let dims = (out_dims.0.as_slice(), out_dims.1.as_slice());
-                if compact::emit_gather(&mut e, &gather, &compacted, kind, dims, data_type)
-                    .is_none()
-                {
+                if compact::emit_gather(&mut e, &gather, &compacted, &sizes).is_none() {
                     return Err(OptimizeError::Static(format!(
                         "GatherND {}: its data has no zero (strings)",
                         describe(&gather)
