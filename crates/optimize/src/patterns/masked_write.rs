@@ -11,6 +11,9 @@
 //!   equal. Where the original refuses U's shape, MaskedScatter still runs if U holds at least
 //!   nnz values (docs/optimize.md, "Masked writes").
 //!
+//! A mask that spreads a row mask over short rows (`x[m] = v` with m `[n]`) is rebuilt from the
+//! row mask by a faster form (crate::writes::spread) before the op.
+//!
 //! Left as they are (the ScatterND keeps its coordinates, reported under `coordinates_used`):
 //! ScatterND's reductions (`reduction="add"` and the like), and masks whose shape is not proven
 //! equal to the data's.
@@ -20,6 +23,7 @@ use crate::graph::{describe, fresh_node_name};
 use crate::report::Fact;
 use crate::static_mode::static_dims;
 use crate::trace::View;
+use crate::writes::spread::{spread_rows, Prelude};
 use crate::writes::updates::{slice_from_start, Updates};
 use crate::writes::MaskedWrite;
 use nonzero_proto::onnx::tensor_proto::DataType;
@@ -60,6 +64,14 @@ fn edit(view: &View, w: MaskedWrite) -> Option<Edit> {
         view.graph,
         &format!("{}_{}", describe(node), op.to_lowercase()),
     );
+    // A row mask spread over short rows is spread again, faster (crate::writes::spread); the
+    // export's own spread goes with the coordinates.
+    let mut prelude = Prelude::new(format!("{}.nonzero_spread", node.output[0]));
+    let mask = w
+        .rows
+        .as_ref()
+        .and_then(|(rows, row)| spread_rows(&mut prelude, rows, *row, &w.data))
+        .unwrap_or_else(|| w.mask.clone());
     let line = format!(
         "masked write: ScatterND {} at the coordinates of {} became {op}({}, {}, {values})",
         describe(node),
@@ -69,8 +81,8 @@ fn edit(view: &View, w: MaskedWrite) -> Option<Edit> {
     );
     Some(Edit {
         node: w.node,
-        prelude: vec![],
-        replacement: nonzero_node(op, name, &[&w.data, &w.mask, &values], &node.output[0]),
+        prelude: prelude.nodes,
+        replacement: nonzero_node(op, name, &[&w.data, &mask, &values], &node.output[0]),
         kind,
         line,
         chain: w.chain,

@@ -319,3 +319,13 @@ impl Emitter {
         count
     }
 }
+
+impl crate::writes::spread::OpWriter for Emitter {
+    fn op(&mut self, op: &str, inputs: &[&str], attribute: Vec<AttributeProto>) -> String {
+        Emitter::op(self, op, inputs, attribute)
+    }
+
+    fn ints(&mut self, values: &[i64]) -> String {
+        Emitter::ints(self, values)
+    }
+}

@@ -22,16 +22,11 @@
 //! its middle operand (1.17.3 and 1.31.1). X stays in the last operand, so the elements the
 //! write leaves keep their bits; a written value of -0.0 reads +0.0 there (equal as numbers).
 
-use super::emit::{ints_attr, Emitter};
+use super::emit::Emitter;
 use super::mask::Selection;
 use crate::writes::updates::Updates;
-use crate::writes::MaskedWrite;
+use crate::writes::{spread, MaskedWrite};
 use nonzero_proto::onnx::tensor_proto::DataType;
-
-/// Row sizes below this build a row mask's spread by a transpose: ONNX Runtime's Expand along
-/// a short last axis copies one element at a time (8.3 ms against 0.9 ms for 1M rows of 3,
-/// docs/performance.md "Static forms"); from about 128 its Expand is the faster.
-const TRANSPOSED_SPREAD_BELOW: i64 = 128;
 
 impl MaskedWrite {
     /// Writes the Where form; its last node outputs `output` (the ScatterND's output).
@@ -50,7 +45,7 @@ impl MaskedWrite {
         }
         // The Where runs at the data's shape: its output is the graph's tensor as it is (a
         // Reshape after it would copy where it is a graph output).
-        let condition = self.condition(e, &dims)?;
+        let condition = self.condition(e)?;
         let mut selection = Selection::of(e, &condition, DataType::Bool as i32, numel)?;
         let index_type = if numel < i64::from(i32::MAX) {
             DataType::Int32
@@ -117,10 +112,10 @@ impl MaskedWrite {
         Some(())
     }
 
-    /// bool, the data's shape: true where the write writes. A row mask spread over whole rows
-    /// is spread here again, by the form ONNX Runtime runs fastest for the row size; any other
-    /// mask is read as NonZero reads it (`Not(Equal(mask, 0))` unless bool).
-    fn condition(&self, e: &mut Emitter, dims: &[i64]) -> Option<String> {
+    /// bool, the data's shape: true where the write writes. A row mask spread over short rows
+    /// is spread here again, by the form ONNX Runtime runs faster ([`spread`]); any other mask
+    /// is read as NonZero reads it (`Not(Equal(mask, 0))` unless bool).
+    fn condition(&self, e: &mut Emitter) -> Option<String> {
         let as_bool = |e: &mut Emitter, mask: &str| -> Option<String> {
             if self.mask_type == DataType::Bool as i32 {
                 return Some(mask.to_string());
@@ -129,22 +124,12 @@ impl MaskedWrite {
             let equal = e.binary("Equal", mask, &zero);
             Some(e.op("Not", &[&equal], vec![]))
         };
-        let Some((rows, row_rank)) = &self.rows else {
-            return as_bool(e, &self.mask);
-        };
-        let rows = as_bool(e, rows)?;
-        let count: i64 = dims[..*row_rank].iter().product();
-        let row: i64 = dims[*row_rank..].iter().product();
-        let spread = if row < TRANSPOSED_SPREAD_BELOW {
-            let across = e.reshape(&rows, &[1, count]);
-            let shape = e.ints(&[row, count]);
-            let stacked = e.op("Expand", &[&across, &shape], vec![]);
-            e.op("Transpose", &[&stacked], vec![ints_attr("perm", &[1, 0])])
-        } else {
-            let down = e.reshape(&rows, &[count, 1]);
-            let shape = e.ints(&[count, row]);
-            e.op("Expand", &[&down, &shape], vec![])
-        };
-        Some(e.reshape(&spread, dims))
+        if let Some((rows, row)) = &self.rows {
+            let rows = as_bool(e, rows)?;
+            if let Some(spread) = spread::spread_rows(e, &rows, *row, &self.data) {
+                return Some(spread);
+            }
+        }
+        as_bool(e, &self.mask)
     }
 }

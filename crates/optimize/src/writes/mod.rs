@@ -4,6 +4,7 @@
 //! (`crate::patterns::masked_write`), `--static` writes standard ops (`crate::static_mode`'s
 //! writes). U is read through what exporters wrap it in ([`updates`]).
 
+pub(crate) mod spread;
 pub(crate) mod updates;
 
 use crate::graph::{attr, describe};
@@ -25,9 +26,9 @@ pub struct MaskedWrite {
     pub data_type: i32,
     /// The data's (= the mask's) shape, sizes fixed or symbolic.
     pub dims: Vec<Dim>,
-    /// The row mask and its rank, when the mask spreads it over whole rows of the data
-    /// ([`updates::expanded_rows`]): the static form builds the mask from it.
-    pub rows: Option<(String, usize)>,
+    /// The row mask and the fixed size of a row, when the mask spreads it over whole rows of
+    /// the data ([`updates::expanded_rows`]): both modes rebuild the mask from it ([`spread`]).
+    pub rows: Option<(String, i64)>,
     /// The outputs of the chain the write reads: the coordinates and the updates.
     pub chain: Vec<String>,
     pub line: String,
@@ -79,7 +80,13 @@ pub fn all<'v>(view: &'v View<'v>) -> impl Iterator<Item = MaskedWrite> + 'v {
         let mask_type = view.shapes.get(&traced.mask).elem_type?;
         let data_type = view.shapes.get(data).elem_type?;
         let updates = updates(view, &node.input[2], data, &traced.mask, &dims);
-        let rows = updates::expanded_rows(view, &traced.mask, &dims);
+        let rows = updates::expanded_rows(view, &traced.mask, &dims).and_then(|(rows, rank)| {
+            let row = dims[rank..]
+                .iter()
+                .map(Dim::as_static)
+                .product::<Option<i64>>()?;
+            Some((rows, row))
+        });
         Some(MaskedWrite {
             node: i,
             line: format!(
