@@ -101,6 +101,15 @@ def test_what_stays_dynamic_is_named(export_id):
             assert f"{op} " in text and reason in text, text
 
 
+def every_node(graph):
+    """The nodes of `graph` and of its If, Loop and Scan bodies."""
+    for node in graph.node:
+        yield node
+        for a in node.attribute:
+            for body in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
+                yield from every_node(body)
+
+
 @pytest.mark.parametrize("export_id", [i for i in IDS if i not in LEFT])
 def test_static_model_is_standard_and_fixed(export_id):
     path, _, written, report = static_model(export_id)
@@ -109,7 +118,7 @@ def test_static_model_is_standard_and_fixed(export_id):
     assert not model.functions
     assert [(o.domain, o.version) for o in model.opset_import] == [
         (o.domain, o.version) for o in original.opset_import]
-    ops = {(n.domain, n.op_type) for n in model.graph.node}
+    ops = {(n.domain, n.op_type) for n in every_node(model.graph)}
     assert all(domain in ("", "ai.onnx") for domain, _ in ops), ops
     assert not DATA_DEPENDENT & {op for _, op in ops}, ops
     for i in model.graph.input:
@@ -178,6 +187,41 @@ def test_trimmed_outputs_equal_the_original(export_id, capacity):
             compared += 1
     # Every case ran, but the invalid ones (ts17's `y[m] = v` with more than one true row).
     assert compared == 2 * len([c for c in sc.CASES if not sc.invalid(entry, c)])
+
+
+@pytest.mark.parametrize("export_id", [i for i in IDS if i not in LEFT])
+def test_the_default_modes_output_is_lowered_then_made_static(export_id, tmp_path):
+    """`nonzero optimize` first (the library's ops, in If and Loop bodies too, and their
+    fallback functions), then `--static` on its output: the library's ops are lowered to their
+    bodies, and the result is as standard and as static as from the export itself, with the
+    same outputs once cut (random masks and all-false ones)."""
+    _, path, entry = EXPORTS[IDS.index(export_id)]
+    rewritten = tmp_path / "rewritten.onnx"
+    done = subprocess.run([str(sc.CLI), "optimize", str(path), str(rewritten)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    library = {n.op_type for n in every_node(onnx.load(rewritten).graph) if n.domain == "nonzero"}
+    rc, text, written, report = sc.make_static(rewritten, sc.fixed_shapes(path, entry))
+    assert rc == 0, text
+    assert report["static"]["lowered"] == sum(
+        1 for n in every_node(onnx.load(rewritten).graph) if n.domain == "nonzero"), (library, text)
+    model = onnx.load(written)
+    assert not model.functions
+    assert [(o.domain, o.version) for o in model.opset_import] == [
+        (o.domain, o.version) for o in onnx.load(path).opset_import]
+    assert not {n.op_type for n in every_node(model.graph)} & (DATA_DEPENDENT | library)
+    if host_cannot_load(onnx.load(path), model):
+        return  # ONNX Runtime 1.17 and IR 10 (the dynamo exports): both refused alike
+    original, static = session(str(path), library=False), session(str(written), library=False)
+    names = [o.name for o in static.get_outputs()]
+    for case in ("random", "none"):
+        feeds = sc.feeds(path, entry, case, 0)
+        if sc.invalid(entry, case):
+            continue
+        want = dict(zip([o.name for o in original.get_outputs()], original.run(None, feeds)))
+        got = sc.trimmed(static.run(None, feeds), names, report["static"]["count_outputs"])
+        for name, value in want.items():
+            assert_equal(f"{export_id} {case} {name}", got[name], value, name in FLOAT_REDUCTIONS.get(export_id, set()),
+                         writes(report, name, feeds, want, value))
 
 
 NMS = [i for i in IDS if "mask_nms" in i]

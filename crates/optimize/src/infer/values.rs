@@ -100,6 +100,22 @@ pub fn infer_values(op: &str, ctx: &Ctx) -> Option<Vec<Dim>> {
             vec![Dim::from(fill); n]
         }
         "ReduceProd" if ctx.dims(0)?.len() == 1 => vec![Dim::product(&ctx.values(0)?)],
+        // A 1-D sum over its one axis (a count of differing sizes, in the size guard);
+        // `noop_with_empty_axes` with no axes would be the input itself.
+        "ReduceSum" if ctx.dims(0)?.len() == 1 && ctx.int("noop_with_empty_axes", 0)? == 0 => {
+            let values = ctx.values(0)?;
+            let sum = values
+                .iter()
+                .skip(1)
+                .fold(values.first()?.clone(), |a, b| a.add(b));
+            vec![sum]
+        }
+        // Of bools known as 0 and 1 (what Equal's values are).
+        "Not" => ctx
+            .static_ints(0)?
+            .into_iter()
+            .map(|v| matches!(v, 0 | 1).then(|| Dim::from(1 - v)))
+            .collect::<Option<_>>()?,
         _ => return None,
     };
     (values.len() <= MAX_VALUES).then_some(values)

@@ -6,9 +6,12 @@
 use super::emit::Emitter;
 use super::scope::Scope;
 use crate::fallback;
+use crate::graph::is_onnx_op;
 use crate::patterns::DOMAIN;
+use nonzero_proto::onnx::NodeProto;
 use nonzero_proto::onnx::{AttributeProto, GraphProto, ModelProto};
-use std::collections::HashMap;
+use nonzero_proto::Message;
+use std::collections::{HashMap, HashSet};
 
 /// Lowers every `nonzero` op of `graph` (not its bodies) that has a body at the scope's opset;
 /// returns how many.
@@ -65,6 +68,67 @@ pub fn lower_library_ops(graph: &mut GraphProto, scope: &Scope) -> usize {
         lowered += 1;
     }
     lowered
+}
+
+/// Ops whose lowered bodies repeat what an export shares: each BooleanMask of one mask brings its
+/// own `NonZero(M) -> Transpose`, where the export had one NonZero for every gather.
+const SHARED_ONCE: &[&str] = &["NonZero", "Transpose"];
+
+/// Merges the nodes of [`SHARED_ONCE`] that repeat an earlier one (same op, inputs and
+/// attributes) into it, so that one compaction serves every reader, as in the export; returns
+/// how many went. A node whose output is a graph output stays.
+pub fn merge_repeated(graph: &mut GraphProto) -> usize {
+    let outputs: HashSet<String> = graph.output.iter().filter_map(|o| o.name.clone()).collect();
+    let mut first: HashMap<Vec<u8>, Vec<String>> = HashMap::new();
+    let mut renamed: HashMap<String, String> = HashMap::new();
+    let mut kept = Vec::with_capacity(graph.node.len());
+    for mut node in std::mem::take(&mut graph.node) {
+        for input in &mut node.input {
+            if let Some(to) = renamed.get(input) {
+                *input = to.clone();
+            }
+        }
+        let shared = SHARED_ONCE.iter().any(|op| is_onnx_op(&node, op))
+            && !node.output.iter().any(|o| outputs.contains(o));
+        if shared {
+            let key = NodeProto {
+                name: None,
+                output: vec![],
+                ..node.clone()
+            }
+            .encode_to_vec();
+            if let Some(earlier) = first.get(&key) {
+                renamed.extend(node.output.iter().cloned().zip(earlier.iter().cloned()));
+                continue;
+            }
+            first.insert(key, node.output.clone());
+        }
+        kept.push(node);
+    }
+    graph.node = kept;
+    rename_reads(graph, &renamed, 0);
+    renamed.len()
+}
+
+/// Renames every read of a name in `renamed` inside `graph`'s bodies (their captures).
+fn rename_reads(graph: &mut GraphProto, renamed: &HashMap<String, String>, depth: usize) {
+    if renamed.is_empty() || depth > crate::MAX_SUBGRAPH_DEPTH {
+        return;
+    }
+    for node in &mut graph.node {
+        if depth > 0 {
+            for input in &mut node.input {
+                if let Some(to) = renamed.get(input) {
+                    *input = to.clone();
+                }
+            }
+        }
+        for a in &mut node.attribute {
+            for body in a.g.iter_mut().chain(a.graphs.iter_mut()) {
+                rename_reads(body, renamed, depth + 1);
+            }
+        }
+    }
 }
 
 /// Drops the `nonzero` functions and domain import when no node uses the domain any more.

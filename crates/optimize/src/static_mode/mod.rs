@@ -8,6 +8,7 @@
 //! only reaches padding-safe readers ([`padding`]), each padded graph output gaining
 //! `<name>_count`; finally whatever still depends on values is reported ([`dynamic`]).
 
+mod branches;
 mod compact;
 mod counts;
 mod dynamic;
@@ -98,6 +99,8 @@ pub fn run(
         label: "main",
         depth: 0,
     };
+    // First everywhere, so that a Loop's carried shapes are proven on standard ops.
+    pass.lower(graph, &scope)?;
     pass.graph(graph, &scope)?;
     let known = std::mem::take(&mut pass.known);
     dynamic::scan(graph, "main", &known, 0, &mut report.left);
@@ -119,14 +122,61 @@ struct StaticPass<'r> {
 }
 
 impl StaticPass<'_> {
-    /// One graph: its library ops lowered, its bodies made static (they see its shapes), then
-    /// its own exact rewrites and fixed capacities.
+    /// The library's ops of `graph` and of every body lowered to their standard bodies, and
+    /// what the bodies repeat merged ([`lower`]).
+    fn lower(&mut self, graph: &mut GraphProto, scope: &Scope) -> Result<(), OptimizeError> {
+        if scope.depth > crate::MAX_SUBGRAPH_DEPTH {
+            return Err(OptimizeError::TooDeep);
+        }
+        let lowered = lower::lower_library_ops(graph, scope);
+        if lowered > 0 {
+            self.summary.lowered += lowered;
+            self.report.removed_nodes += lower::merge_repeated(graph);
+        }
+        for at in 0..graph.node.len() {
+            if graph.node[at]
+                .attribute
+                .iter()
+                .all(|a| a.g.is_none() && a.graphs.is_empty())
+            {
+                continue;
+            }
+            let mut names = scope.outer_names.clone();
+            scope::names_in(graph, &mut names, 0);
+            let mut node = std::mem::take(&mut graph.node[at]);
+            let mut result = Ok(());
+            for body in node
+                .attribute
+                .iter_mut()
+                .flat_map(|a| a.g.iter_mut().chain(a.graphs.iter_mut()))
+            {
+                let inner = Scope {
+                    outer_names: &names,
+                    depth: scope.depth + 1,
+                    ..*scope
+                };
+                result = result.and_then(|_| self.lower(body, &inner));
+            }
+            graph.node[at] = node;
+            result?;
+        }
+        Ok(())
+    }
+
+    /// One graph: the Ifs its shapes decide replaced by their branch ([`branches`]), its bodies
+    /// made static (they see its shapes), then its own exact rewrites and fixed capacities.
     fn graph(&mut self, graph: &mut GraphProto, scope: &Scope) -> Result<(), OptimizeError> {
         if scope.depth > crate::MAX_SUBGRAPH_DEPTH {
             return Err(OptimizeError::TooDeep);
         }
         self.report.graphs += 1;
-        self.summary.lowered += lower::lower_library_ops(graph, scope);
+        if scope.opset >= MIN_OPSET {
+            for line in branches::fold_known(graph, scope) {
+                self.summary
+                    .rewrites
+                    .push(("known-branch".to_string(), line));
+            }
+        }
         self.bodies(graph, scope)?;
         if scope.opset < MIN_OPSET {
             for node in graph.node.iter().filter(|n| is_onnx_op(n, "NonZero")) {

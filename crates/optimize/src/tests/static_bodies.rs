@@ -340,3 +340,91 @@ fn a_loop_iteration_number_is_a_scalar() {
     };
     assert_eq!(t.elem_type, Some(DataType::Float as i32));
 }
+
+/// `If(Equal(Shape(x)[0], 5))`: then `x[m].max(0)`, else `x.min(0)`; x `[n, 4]`, m `[n]`.
+fn if_on_a_size() -> Vec<u8> {
+    let mut m = ModelProto::decode(if_selection_max().as_slice()).unwrap();
+    let g = m.graph.as_mut().unwrap();
+    g.input.retain(|i| i.name.as_deref() != Some("c"));
+    let test = [
+        node("Shape", &["x"], &["xs"], vec![]),
+        node("Gather", &["xs", "zero"], &["n_rows"], vec![int("axis", 0)]),
+        node("Equal", &["n_rows", "five"], &["c"], vec![]),
+    ];
+    g.node.splice(0..0, test);
+    g.initializer.push(TensorProto {
+        name: Some("zero".into()),
+        data_type: Some(DataType::Int64 as i32),
+        int64_data: vec![0],
+        ..Default::default()
+    });
+    g.initializer.push(int64s("five", &[5]));
+    m.encode_to_vec()
+}
+
+#[test]
+fn an_if_the_fixed_shapes_decide_becomes_its_branch() {
+    // x fixed to 5 rows: the condition is true, and the then branch takes the If's place (its
+    // selection is then the main graph's); with 6 rows, the else branch (no NonZero at all).
+    for (rows, taken, rewrites) in [(5, "then_branch", 2), (6, "else_branch", 1)] {
+        let options = static_options(&[("x", &[rows, 4]), ("m", &[rows])]);
+        let (bytes, report) = optimize_with(&if_on_a_size(), &options).expect("static");
+        let m = ModelProto::decode(bytes.as_slice()).unwrap();
+        let (mut ops, mut written) = (vec![], HashSet::new());
+        ops_and_outputs(m.graph.as_ref().unwrap(), &mut ops, &mut written);
+        assert!(!ops.iter().any(|o| o == "If" || o == "NonZero"), "{ops:?}");
+        let s = report.static_mode.as_ref().unwrap();
+        assert_eq!(s.rewrites.len(), rewrites, "{:?}", s.rewrites);
+        assert_eq!(s.rewrites[0].0, "known-branch");
+        assert_eq!(
+            s.rewrites[0].1,
+            format!("If If_y: the shapes fix its condition, and its {taken} takes its place")
+        );
+        let last = m.graph.as_ref().unwrap().node.last().unwrap();
+        assert_eq!(last.output, ["y"]);
+    }
+}
+
+#[test]
+fn lowered_selections_of_one_mask_share_one_compaction() {
+    // Two BooleanMasks of one mask (the default mode's output for x[m] and y[m]) lower to a
+    // NonZero each; they are merged, as the export had one NonZero for both gathers.
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["x", "t"], &["a"], vec![]),
+            node("GatherND", &["y", "t"], &["b"], vec![]),
+        ],
+        vec![
+            value("x", DataType::Float, Some(&["n", "4"])),
+            value("y", DataType::Float, Some(&["n"])),
+            value("m", DataType::Bool, Some(&["n"])),
+        ],
+        &["a", "b"],
+        vec![],
+    );
+    let (rewritten, _) = optimize_with(&model(g, 17), &Options::default()).unwrap();
+    let first = ModelProto::decode(rewritten.as_slice()).unwrap();
+    let masks = main_listing(&first)
+        .iter()
+        .filter(|l| l.starts_with("nonzero.BooleanMask"))
+        .count();
+    assert_eq!(masks, 2);
+    let options = static_options(&[("x", &[5, 4]), ("y", &[5]), ("m", &[5])]);
+    let (bytes, report) = optimize_with(&rewritten, &options).expect("static");
+    let m = ModelProto::decode(bytes.as_slice()).unwrap();
+    let s = report.static_mode.as_ref().unwrap();
+    assert_eq!(s.lowered, 2);
+    let compactions = s
+        .rewrites
+        .iter()
+        .filter(|(k, _)| k == "fixed-capacity")
+        .count();
+    assert_eq!(compactions, 1, "{:?}", s.rewrites);
+    let scatters = main_listing(&m)
+        .iter()
+        .filter(|l| l.starts_with("ScatterElements"))
+        .count();
+    assert_eq!(scatters, 1);
+}

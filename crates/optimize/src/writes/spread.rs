@@ -5,6 +5,7 @@
 //! Expand along a new first axis and a Transpose take 0.9 ms (docs/performance.md, "Static
 //! forms"). From about 128 elements a row, the Expand is the faster, and the mask stays.
 
+use crate::trace::View;
 use nonzero_proto::onnx::attribute_proto::AttributeType;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::{AttributeProto, NodeProto, TensorProto};
@@ -41,6 +42,39 @@ pub fn spread_rows(w: &mut impl OpWriter, rows: &str, row: i64, data: &str) -> O
     let by_row = w.op("Transpose", &[&stacked], vec![perm]);
     let shape = w.op("Shape", &[data], vec![]);
     Some(w.op("Reshape", &[&by_row, &shape], vec![]))
+}
+
+/// A spread as [`spread_rows`] writes it, read back: the default mode's output, lowered by
+/// `--static`, has it where the export had its Expand.
+pub struct Spread {
+    pub rows: String,
+    /// Elements a row.
+    pub row: i64,
+    /// The final Reshape's shape operand (the data's shape).
+    pub shape: String,
+}
+
+/// `mask` as a [`Spread`] of a row mask, when it is one.
+pub fn spread_of(view: &View, mask: &str) -> Option<Spread> {
+    let producer = |name: &str, op: &str| {
+        view.producer(name)
+            .filter(|n| view.is_op(n, op) && !n.input.is_empty())
+    };
+    let reshape = producer(mask, "Reshape").filter(|n| n.input.len() == 2)?;
+    let transpose = producer(&reshape.input[0], "Transpose")?;
+    if crate::graph::ints_attr(transpose, "perm").ok()?? != [1, 0] {
+        return None;
+    }
+    let expand = producer(&transpose.input[0], "Expand").filter(|n| n.input.len() == 2)?;
+    let [row, 1] = view.const_ints(&expand.input[1])?[..] else {
+        return None;
+    };
+    let across = producer(&expand.input[0], "Reshape").filter(|n| n.input.len() == 2)?;
+    (view.const_ints(&across.input[1])? == [1, -1]).then(|| Spread {
+        rows: across.input[0].clone(),
+        row,
+        shape: reshape.input[1].clone(),
+    })
 }
 
 /// Nodes for a default-mode edit's prelude, named under `prefix`, constants as Constant nodes.

@@ -1,5 +1,6 @@
 //! What a masked write's updates U are, seen through the exporters' wrapping (crate::writes).
 
+use super::spread::spread_of;
 use super::{dims_of, ends_with};
 use crate::graph::int_attr;
 use crate::infer::Dim;
@@ -251,8 +252,12 @@ pub(crate) fn expanded_rows(view: &View, mask: &str, dims: &[Dim]) -> Option<(St
         .then_some((rows, row_rank))
 }
 
-/// The row mask m of a write mask `Expand(Unsqueeze(m, axes), shape)`.
+/// The row mask m of a write mask `Expand(Unsqueeze(m, axes), shape)`, or of the spread the
+/// default mode writes for it (super::spread).
 fn row_mask(view: &View, mask: &str) -> Option<String> {
+    if let Some(spread) = spread_of(view, mask) {
+        return Some(spread.rows);
+    }
     let expand = view
         .producer(mask)
         .filter(|n| view.is_op(n, "Expand") && n.input.len() == 2)?;
@@ -267,6 +272,15 @@ fn row_mask(view: &View, mask: &str) -> Option<String> {
 fn selects_rows(view: &View, mask: &str, rows: &str, row_rank: usize, dims: &[Dim]) -> bool {
     if mask == rows {
         return row_rank == dims.len();
+    }
+    if let Some(spread) = spread_of(view, mask) {
+        let row = dims
+            .get(row_rank..)
+            .and_then(|d| d.iter().map(Dim::as_static).product());
+        return spread.rows == rows
+            && row == Some(spread.row)
+            && dims_of(view.shapes, rows).as_deref() == dims.get(..row_rank)
+            && view.shapes.values(&spread.shape) == Some(dims);
     }
     let Some(expand) = view
         .producer(mask)
