@@ -133,34 +133,7 @@ impl StaticPass<'_> {
             self.summary.lowered += lowered;
             self.report.removed_nodes += lower::merge_repeated(graph);
         }
-        for at in 0..graph.node.len() {
-            if graph.node[at]
-                .attribute
-                .iter()
-                .all(|a| a.g.is_none() && a.graphs.is_empty())
-            {
-                continue;
-            }
-            let mut names = scope.outer_names.clone();
-            scope::names_in(graph, &mut names, 0);
-            let mut node = std::mem::take(&mut graph.node[at]);
-            let mut result = Ok(());
-            for body in node
-                .attribute
-                .iter_mut()
-                .flat_map(|a| a.g.iter_mut().chain(a.graphs.iter_mut()))
-            {
-                let inner = Scope {
-                    outer_names: &names,
-                    depth: scope.depth + 1,
-                    ..*scope
-                };
-                result = result.and_then(|_| self.lower(body, &inner));
-            }
-            graph.node[at] = node;
-            result?;
-        }
-        Ok(())
+        self.each_body(graph, scope, false, Self::lower)
     }
 
     /// One graph: the Ifs its shapes decide replaced by their branch ([`branches`]), its bodies
@@ -177,7 +150,7 @@ impl StaticPass<'_> {
                     .push(("known-branch".to_string(), line));
             }
         }
-        self.bodies(graph, scope)?;
+        self.each_body(graph, scope, true, Self::graph)?;
         if scope.opset < MIN_OPSET {
             for node in graph.node.iter().filter(|n| is_onnx_op(n, "NonZero")) {
                 let why = format!("opset {} has no CumSum or ScatterElements (from {MIN_OPSET}); the rewriter never raises the opset", scope.opset);
@@ -192,10 +165,18 @@ impl StaticPass<'_> {
         Ok(())
     }
 
-    /// Every If, Loop and Scan body of `graph`, in place. A body's rewrites can leave a node of
-    /// `graph` unread (an outer NonZero whose only reader was in the body): it goes too.
-    fn bodies(&mut self, graph: &mut GraphProto, scope: &Scope) -> Result<(), OptimizeError> {
-        let (_, shapes) = scope.shapes_of(graph);
+    /// Runs `visit` on every If, Loop and Scan body of `graph`, in place, each in its scope: the
+    /// enclosing graphs' names and a label, and with `shaped`, this graph's shapes and how far
+    /// the body's own inputs are trusted. A body's rewrites can leave a node of `graph` unread
+    /// (an outer NonZero whose only reader was in the body): it goes too.
+    fn each_body(
+        &mut self,
+        graph: &mut GraphProto,
+        scope: &Scope,
+        shaped: bool,
+        visit: fn(&mut Self, &mut GraphProto, &Scope) -> Result<(), OptimizeError>,
+    ) -> Result<(), OptimizeError> {
+        let shapes = shaped.then(|| scope.shapes_of(graph).1);
         let mut unread = HashSet::new();
         for at in 0..graph.node.len() {
             if graph.node[at]
@@ -211,7 +192,10 @@ impl StaticPass<'_> {
             let mut read_before = HashSet::new();
             crate::graph::names_read_in_bodies(&node, &mut read_before);
             let node_label = format!("{}/{}", scope.label, describe(&node));
-            let body_inputs = BodyInputs::of(&node, &shapes);
+            let body_inputs = match &shapes {
+                Some(shapes) => BodyInputs::of(&node, shapes),
+                None => BodyInputs::Declared,
+            };
             let mut result = Ok(());
             for attribute in &mut node.attribute {
                 let attr_name = attribute.name.clone().unwrap_or_default();
@@ -219,13 +203,13 @@ impl StaticPass<'_> {
                     let label = format!("{node_label}.{attr_name}");
                     let inner = Scope {
                         opset: scope.opset,
-                        outer: Some(&shapes),
+                        outer: shapes.as_ref(),
                         body_inputs: &body_inputs,
                         outer_names: &names,
                         label: &label,
                         depth: scope.depth + 1,
                     };
-                    result = result.and_then(|_| self.graph(body, &inner));
+                    result = result.and_then(|_| visit(self, body, &inner));
                 }
             }
             let mut read_after = HashSet::new();

@@ -175,3 +175,15 @@ pub fn guarded(m: &ModelProto, report: &Report, output: &str) -> bool {
 pub fn main_listing(m: &ModelProto) -> Vec<String> {
     listing(m.graph.as_ref().unwrap())
 }
+
+/// Static-mode options with these input shapes.
+pub fn static_options(shapes: &[(&str, &[i64])]) -> crate::Options {
+    crate::Options {
+        static_shapes: true,
+        input_shapes: shapes
+            .iter()
+            .map(|(n, d)| (n.to_string(), d.to_vec()))
+            .collect(),
+        ..crate::Options::default()
+    }
+}

@@ -5,18 +5,7 @@
 
 use super::*;
 use crate::{optimize_with, OptimizeError, Options, Reason};
-use std::collections::{BTreeMap, HashSet};
-
-fn static_options(shapes: &[(&str, &[i64])]) -> Options {
-    Options {
-        static_shapes: true,
-        input_shapes: shapes
-            .iter()
-            .map(|(n, d)| (n.to_string(), d.to_vec()))
-            .collect::<BTreeMap<_, _>>(),
-        ..Options::default()
-    }
-}
+use std::collections::HashSet;
 
 /// A body with no inputs (an If branch) computing `outputs`.
 fn branch(nodes: Vec<NodeProto>, outputs: &[&str]) -> GraphProto {

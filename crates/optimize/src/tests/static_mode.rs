@@ -4,18 +4,6 @@
 use super::*;
 use crate::{optimize_with, OptimizeError, Options, Reason};
 use nonzero_proto::onnx::tensor_proto::DataType;
-use std::collections::BTreeMap;
-
-fn static_options(shapes: &[(&str, &[i64])]) -> Options {
-    Options {
-        static_shapes: true,
-        input_shapes: shapes
-            .iter()
-            .map(|(n, d)| (n.to_string(), d.to_vec()))
-            .collect::<BTreeMap<_, _>>(),
-        ..Options::default()
-    }
-}
 
 /// `NonZero(x)` of a float `[n, 3]` input, as the graph output `y`.
 fn bare_nonzero(opset: i64) -> Vec<u8> {
