@@ -24,7 +24,7 @@ fn gather_chain(mask: &str, data: &str) -> Vec<NodeProto> {
     ]
 }
 
-fn reasons(report: &Report) -> Vec<(String, Reason)> {
+pub(super) fn reasons(report: &Report) -> Vec<(String, Reason)> {
     report
         .left
         .iter()
@@ -303,67 +303,6 @@ fn declarations_downstream_of_a_conflict_are_not_trusted() {
         [("NonZero".to_string(), Reason::Conflict)]
     );
     assert!(report.left[0].detail.contains("computed from first"));
-}
-
-/// A Loop body over a carried bool `v` (initially `[3]`): NonZero(v) -> Transpose, then
-/// `v_out = next(v)`.
-fn loop_over_carried(next: NodeProto) -> Vec<u8> {
-    let body = graph(
-        vec![
-            node("NonZero", &["v"], &["nz"], vec![]),
-            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
-            node("Identity", &["c"], &["c_out"], vec![]),
-            next,
-        ],
-        vec![
-            value("i", DataType::Int64, Some(&[])),
-            value("c", DataType::Bool, Some(&[])),
-            value("v", DataType::Bool, Some(&["3"])),
-        ],
-        &["c_out", "v_out", "t"],
-        vec![],
-    );
-    let g = graph(
-        vec![node(
-            "Loop",
-            &["n", "", "v0"],
-            &["v_final", "ts"],
-            vec![graph_attr("body", body)],
-        )],
-        vec![
-            value("n", DataType::Int64, Some(&[])),
-            value("v0", DataType::Bool, Some(&["3"])),
-        ],
-        &["v_final", "ts"],
-        vec![],
-    );
-    model(g, 17)
-}
-
-/// Loop-carried values may change shape between iterations: their declared shapes are not
-/// used. Where the body keeps the initial value's shape, that shape is proven by induction.
-#[test]
-fn loop_carried_values_are_trusted_where_the_body_keeps_their_shape() {
-    // v grows each iteration (Concat(v, v)): v's rank is not proven, the NonZero stays.
-    let growing = loop_over_carried(node(
-        "Concat",
-        &["v", "v"],
-        &["v_out"],
-        vec![int("axis", 0)],
-    ));
-    let (out, report) = optimize(&growing).unwrap();
-    assert_eq!(out, growing);
-    assert_eq!(
-        reasons(&report),
-        [("NonZero".to_string(), Reason::UnknownRank)]
-    );
-    assert_eq!(report.left[0].graph, "main/Loop_v_final.body");
-    // v keeps its shape (Not(v)): [3] every iteration, and the chain becomes ArgWhere.
-    let kept = loop_over_carried(node("Not", &["v"], &["v_out"], vec![]));
-    let (_, report) = optimize(&kept).unwrap();
-    assert!(reasons(&report).is_empty(), "{:?}", report.left);
-    assert_eq!(report.count(crate::Kind::ArgWhere), 1);
-    assert_eq!(report.rewrites[0].graph, "main/Loop_v_final.body");
 }
 
 /// Options: the nonzero domain for what is left (rank >= 1 only), and the CUDA provider.

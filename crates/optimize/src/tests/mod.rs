@@ -9,6 +9,7 @@ mod functions;
 mod guards;
 mod inference;
 mod inference_ops;
+mod loop_bodies;
 mod masked_writes;
 mod readers;
 mod static_bodies;
@@ -185,5 +186,24 @@ pub fn static_options(shapes: &[(&str, &[i64])]) -> crate::Options {
             .map(|(n, d)| (n.to_string(), d.to_vec()))
             .collect(),
         ..crate::Options::default()
+    }
+}
+
+/// Every op of `g` and its bodies, and every tensor they write (asserted written once).
+pub fn ops_and_outputs(
+    g: &GraphProto,
+    ops: &mut Vec<String>,
+    written: &mut std::collections::HashSet<String>,
+) {
+    for n in &g.node {
+        ops.push(n.op_type.clone().unwrap_or_default());
+        for o in n.output.iter().filter(|o| !o.is_empty()) {
+            assert!(written.insert(o.clone()), "{o} is written twice");
+        }
+        for a in &n.attribute {
+            for b in a.g.iter().chain(&a.graphs) {
+                ops_and_outputs(b, ops, written);
+            }
+        }
     }
 }

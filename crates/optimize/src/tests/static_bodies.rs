@@ -1,30 +1,18 @@
-//! Static mode inside If and Loop bodies (crate::static_mode::scope): each body is rewritten
-//! where its tensors' shapes are fixed (from the graphs around it), a padded body output is
-//! refused by name, and the names written inside a body shadow nothing outside it. The values
-//! are checked on ONNX Runtime by tests/python/test_static_bodies.py.
+//! Static mode inside If bodies (crate::static_mode::scope): each branch is rewritten with the
+//! fixed shapes of the graphs around it, a padded branch output is refused by name, the names
+//! written inside a branch shadow nothing outside it, an If the fixed shapes decide becomes its
+//! branch, and the default mode's output is lowered with one compaction per mask. Loop bodies:
+//! loop_bodies.rs. The values are checked on ONNX Runtime, OpenVINO and IREE by
+//! tests/python/test_static.py and tests/static, on the torch_patterns `if_*` and `loop_*`
+//! exports.
 
 use super::*;
-use crate::{optimize_with, OptimizeError, Options, Reason};
+use crate::{optimize_with, OptimizeError, Options};
 use std::collections::HashSet;
 
 /// A body with no inputs (an If branch) computing `outputs`.
 fn branch(nodes: Vec<NodeProto>, outputs: &[&str]) -> GraphProto {
     graph(nodes, vec![], outputs, vec![])
-}
-
-/// Every op of `g` and its bodies, and every tensor they write (asserted written once).
-fn ops_and_outputs(g: &GraphProto, ops: &mut Vec<String>, written: &mut HashSet<String>) {
-    for n in &g.node {
-        ops.push(n.op_type.clone().unwrap_or_default());
-        for o in n.output.iter().filter(|o| !o.is_empty()) {
-            assert!(written.insert(o.clone()), "{o} is written twice");
-        }
-        for a in &n.attribute {
-            for b in a.g.iter().chain(&a.graphs) {
-                ops_and_outputs(b, ops, written);
-            }
-        }
-    }
 }
 
 /// `If(c)`: then `x[m].max(0)`, else `x.min(0)`; x [n, 4], m [n].
@@ -93,111 +81,12 @@ fn an_if_branch_is_rewritten_with_the_outer_shapes() {
 }
 
 #[test]
-fn a_body_whose_shapes_are_not_fixed_is_reported() {
-    // Without --input-shape x's rows stay symbolic: refused for the symbol, before any body.
+fn symbolic_sizes_are_refused_before_any_body() {
     let why = match optimize_with(&if_selection_max(), &static_options(&[])) {
         Err(OptimizeError::Static(why)) => why,
         other => panic!("{other:?}"),
     };
-    assert!(why.contains("symbolic sizes"), "{why}");
-    // A Loop's carried value that grows each iteration has no fixed shape: its NonZero
-    // stays, named in the body.
-    let body = graph(
-        vec![
-            node("NonZero", &["acc"], &["nz"], vec![]),
-            node("Size", &["nz"], &["sz"], vec![]),
-            node(
-                "Concat",
-                &["acc", "acc"],
-                &["acc_out"],
-                vec![int("axis", 0)],
-            ),
-            node("Identity", &["cond"], &["cond_out"], vec![]),
-        ],
-        vec![
-            value("i", DataType::Int64, Some(&[])),
-            value("cond", DataType::Bool, Some(&[])),
-            value("acc", DataType::Float, Some(&["3"])),
-        ],
-        &["cond_out", "acc_out", "sz"],
-        vec![],
-    );
-    let g = graph(
-        vec![node(
-            "Loop",
-            &["trips", "", "x"],
-            &["y", "sizes"],
-            vec![graph_attr("body", body)],
-        )],
-        vec![
-            value("trips", DataType::Int64, Some(&[])),
-            value("x", DataType::Float, Some(&["3"])),
-        ],
-        &["y", "sizes"],
-        vec![],
-    );
-    let mut options = static_options(&[]);
-    options.allow_dynamic = true;
-    let (_, report) = optimize_with(&model(g, 17), &options).expect("allowed");
-    assert_eq!(report.left.len(), 1, "{:?}", report.left);
-    let left = &report.left[0];
-    assert_eq!(left.reason, Reason::ShapeNotFixed);
-    assert_eq!(left.graph, "main/Loop_y.body");
-    assert!(
-        left.detail.contains("the shape of acc is not fixed"),
-        "{}",
-        left.detail
-    );
-}
-
-#[test]
-fn a_count_in_a_loop_body_becomes_a_sum_of_the_outer_mask() {
-    // Per iteration, acc += the number of nonzeros of the outer x (Size of the coordinates,
-    // over the rank 1): the count use of an outer tensor, rewritten inside the body.
-    let body = graph(
-        vec![
-            node("NonZero", &["x"], &["nz"], vec![]),
-            node("Size", &["nz"], &["sz"], vec![]),
-            node("Add", &["acc", "sz"], &["acc_out"], vec![]),
-            node("Identity", &["cond"], &["cond_out"], vec![]),
-        ],
-        vec![
-            value("i", DataType::Int64, Some(&[])),
-            value("cond", DataType::Bool, Some(&[])),
-            value("acc", DataType::Int64, Some(&[])),
-        ],
-        &["cond_out", "acc_out"],
-        vec![],
-    );
-    let g = graph(
-        vec![node(
-            "Loop",
-            &["trips", "", "zero"],
-            &["y"],
-            vec![graph_attr("body", body)],
-        )],
-        vec![
-            value("trips", DataType::Int64, Some(&[])),
-            value("x", DataType::Float, Some(&["n"])),
-        ],
-        &["y"],
-        vec![TensorProto {
-            name: Some("zero".into()),
-            data_type: Some(DataType::Int64 as i32),
-            int64_data: vec![0],
-            ..Default::default()
-        }],
-    );
-    let (bytes, report) =
-        optimize_with(&model(g, 17), &static_options(&[("x", &[6])])).expect("static");
-    let m = ModelProto::decode(bytes.as_slice()).unwrap();
-    let (mut ops, mut written) = (vec![], HashSet::new());
-    ops_and_outputs(m.graph.as_ref().unwrap(), &mut ops, &mut written);
-    assert!(!ops.iter().any(|o| o == "NonZero"), "{ops:?}");
-    let s = report.static_mode.as_ref().unwrap();
-    let kinds: Vec<&str> = s.rewrites.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(kinds, ["count"], "{:?}", s.rewrites);
-    assert!(s.rewrites[0].1.starts_with("in main/Loop_y.body: "));
+    assert!(why.contains("input 'x' has symbolic sizes"), "{why}");
 }
 
 #[test]
@@ -260,74 +149,6 @@ fn names_written_in_a_body_shadow_nothing_outside() {
     let (mut ops, mut written) = (vec![], HashSet::new());
     ops_and_outputs(m.graph.as_ref().unwrap(), &mut ops, &mut written);
     assert!(written.contains(taken));
-}
-
-#[test]
-fn a_loop_iteration_number_is_a_scalar() {
-    // acc += x[i][x[i] > 0].max(): the row Gather(x, i) has a fixed shape because the
-    // iteration number is a scalar by Loop's definition (its declared shape is not needed).
-    let body = graph(
-        vec![
-            node("Gather", &["x", "i"], &["row"], vec![int("axis", 0)]),
-            node("Greater", &["row", "zero"], &["m"], vec![]),
-            node("NonZero", &["m"], &["nz"], vec![]),
-            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
-            node("GatherND", &["row", "t"], &["sel"], vec![]),
-            node(
-                "ReduceMax",
-                &["sel"],
-                &["top"],
-                vec![ints("axes", &[0]), int("keepdims", 0)],
-            ),
-            node("Add", &["acc", "top"], &["acc_out"], vec![]),
-            node("Identity", &["cond"], &["cond_out"], vec![]),
-        ],
-        vec![
-            value("i", DataType::Int64, None),
-            value("cond", DataType::Bool, None),
-            value("acc", DataType::Float, None),
-        ],
-        &["cond_out", "acc_out"],
-        vec![],
-    );
-    let g = graph(
-        vec![node(
-            "Loop",
-            &["trips", "", "zero"],
-            &["y"],
-            vec![graph_attr("body", body)],
-        )],
-        vec![
-            value("trips", DataType::Int64, Some(&[])),
-            value("x", DataType::Float, Some(&["n", "4"])),
-        ],
-        &["y"],
-        vec![TensorProto {
-            name: Some("zero".into()),
-            data_type: Some(DataType::Float as i32),
-            float_data: vec![0.0],
-            ..Default::default()
-        }],
-    );
-    let (bytes, report) =
-        optimize_with(&model(g, 17), &static_options(&[("x", &[3, 4])])).expect("static");
-    let m = ModelProto::decode(bytes.as_slice()).unwrap();
-    let (mut ops, mut written) = (vec![], HashSet::new());
-    ops_and_outputs(m.graph.as_ref().unwrap(), &mut ops, &mut written);
-    assert!(!ops.iter().any(|o| o == "NonZero"), "{ops:?}");
-    let s = report.static_mode.as_ref().unwrap();
-    assert_eq!(s.rewrites.len(), 1, "{:?}", s.rewrites);
-    assert!(s.rewrites[0]
-        .1
-        .starts_with("in main/Loop_y.body: fixed capacity: NonZero NonZero_nz became [1, 4]"));
-    // The Loop keeps acc a float scalar: the static model declares its output so (IREE's
-    // importer types a Loop's results from the declarations).
-    let y = &m.graph.as_ref().unwrap().output[0];
-    assert_eq!(crate::static_mode::inputs::declared(y), Some(vec![]));
-    let Some(type_proto::Value::TensorType(t)) = y.r#type.as_ref().unwrap().value.as_ref() else {
-        panic!("{y:?}")
-    };
-    assert_eq!(t.elem_type, Some(DataType::Float as i32));
 }
 
 /// `If(Equal(Shape(x)[0], 5))`: then `x[m].max(0)`, else `x.min(0)`; x `[n, 4]`, m `[n]`.
