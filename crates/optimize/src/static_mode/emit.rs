@@ -35,6 +35,15 @@ pub fn ints_attr(name: &str, values: &[i64]) -> AttributeProto {
     }
 }
 
+/// True for the floating-point types (where a division by zero gives inf or NaN, no error).
+pub fn is_float(elem_type: i32) -> bool {
+    use DataType as T;
+    matches!(
+        T::try_from(elem_type),
+        Ok(T::Float | T::Double | T::Float16 | T::Bfloat16)
+    )
+}
+
 /// Bytes of one element of a fixed-size ONNX type (`None` for strings and unknown codes).
 pub fn element_size(elem_type: i32) -> Option<usize> {
     use DataType as T;

@@ -28,6 +28,7 @@ mod scope;
 mod summary;
 mod writes;
 
+pub(crate) use emit::is_float;
 pub use summary::StaticReport;
 
 use crate::graph::{describe, is_onnx_op, GraphIndex};

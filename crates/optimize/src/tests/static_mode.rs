@@ -261,3 +261,52 @@ fn boolean_mask_axis_and_masked_writes_lower_too() {
         .collect();
     assert_eq!(outputs, ["y", "z", "y_count"]);
 }
+
+/// `x[m] = x[m] / v` as exported: ScatterND(x, T, Reshape(Div(GatherND(x, T), v), [-1])), T
+/// the coordinates of m; x and m `[4]`, v a scalar of x's type.
+fn masked_division(elem: DataType) -> Vec<u8> {
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["x", "t"], &["rows"], vec![]),
+            node("Div", &["rows", "v"], &["quotient"], vec![]),
+            node("Reshape", &["quotient", "flat"], &["u"], vec![]),
+            node("ScatterND", &["x", "t", "u"], &["y"], vec![]),
+        ],
+        vec![
+            value("x", elem, Some(&["4"])),
+            value("m", DataType::Bool, Some(&["4"])),
+            value("v", elem, Some(&[])),
+        ],
+        &["y"],
+        vec![int64s("flat", &[-1])],
+    );
+    model(g, 17)
+}
+
+#[test]
+fn an_integer_division_of_the_selection_stays() {
+    // Float: Where(m, x / v, x), exact (a division by zero gives inf or NaN, and only where m
+    // selects is it kept).
+    let (_, report) =
+        optimize_with(&masked_division(DataType::Float), &static_options(&[])).expect("static");
+    let kinds: Vec<&str> = report
+        .static_mode
+        .as_ref()
+        .unwrap()
+        .rewrites
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .collect();
+    assert_eq!(kinds, ["masked-write"]);
+    // Integers: the Where form would divide the elements m leaves, and the padding's 0 / v
+    // too; ONNX Runtime refuses an integer division by zero, which the original, selecting
+    // nothing, never does. The NonZero stays, named.
+    let why = static_error(&masked_division(DataType::Int64), &static_options(&[]));
+    assert!(why.contains("padding-unsafe"), "{why}");
+    assert!(
+        why.contains("Div Div_quotient reads the padded rows"),
+        "{why}"
+    );
+}

@@ -4,7 +4,7 @@ use super::spread::spread_of;
 use super::{dims_of, ends_with};
 use crate::graph::int_attr;
 use crate::infer::Dim;
-use crate::static_mode::static_dims;
+use crate::static_mode::{is_float, static_dims};
 use crate::trace::{trace, View};
 use nonzero_proto::onnx::NodeProto;
 
@@ -195,6 +195,12 @@ fn elementwise(view: &View, name: &str, data: &str, mask: &str, dims: &[Dim]) ->
     let node = view.producer(name)?;
     let op = ELEMENTWISE.iter().find(|(o, _)| view.is_op(node, o))?.1;
     if node.input.len() != 2 {
+        return None;
+    }
+    // The op on the whole data would divide elements the write leaves: an integer division by
+    // a zero there fails (ONNX Runtime refuses it), where the original divides none of them.
+    let integer = view.shapes.get(data).elem_type.is_none_or(|e| !is_float(e));
+    if op == "Div" && integer {
         return None;
     }
     let (rows_first, (source, rows), other) = match (

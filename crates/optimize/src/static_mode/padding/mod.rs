@@ -6,6 +6,7 @@
 //! to read index 0 there and pad with 0), and graph outputs. Anything else (a reduction, a
 //! scatter that would write at -1, a shape read) leaves the NonZero dynamic.
 
+use super::emit::is_float;
 use super::static_dims;
 use crate::graph::{describe, int_attr, ints_attr};
 use crate::trace::View;
@@ -283,6 +284,18 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                 }
                 _ if UNARY.contains(&op) && !t.coords && node.output.len() == 1 => {
                     todo.push(step(t.axis, t.rank, false))
+                }
+                // An integer division fails on a zero divisor (ONNX Runtime refuses it): the
+                // padding's 0 / v would fail where v holds one though the original, selecting
+                // nothing, divides nothing.
+                "Div"
+                    if view
+                        .shapes
+                        .get(&t.name)
+                        .elem_type
+                        .is_none_or(|e| !is_float(e)) =>
+                {
+                    return refuse();
                 }
                 _ if BINARY.contains(&op) && !t.coords && node.input.len() == 2 => {
                     let other = &node.input[1 - slot];
