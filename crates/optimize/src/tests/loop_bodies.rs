@@ -6,6 +6,19 @@ use super::*;
 use crate::{optimize, optimize_with, Reason};
 use std::collections::HashSet;
 
+/// A main graph of one Loop node over `body`, reading `loop_inputs` and writing `outputs`,
+/// which are the graph's outputs.
+fn loop_graph(
+    body: GraphProto,
+    loop_inputs: &[&str],
+    outputs: &[&str],
+    inputs: Vec<ValueInfoProto>,
+    initializers: Vec<TensorProto>,
+) -> GraphProto {
+    let looped = node("Loop", loop_inputs, outputs, vec![graph_attr("body", body)]);
+    graph(vec![looped], inputs, outputs, initializers)
+}
+
 /// A Loop body over a carried bool `v` (initially `[3]`): NonZero(v) -> Transpose, then
 /// `v_out = next(v)`.
 fn loop_over_carried(next: NodeProto) -> Vec<u8> {
@@ -24,18 +37,14 @@ fn loop_over_carried(next: NodeProto) -> Vec<u8> {
         &["c_out", "v_out", "t"],
         vec![],
     );
-    let g = graph(
-        vec![node(
-            "Loop",
-            &["n", "", "v0"],
-            &["v_final", "ts"],
-            vec![graph_attr("body", body)],
-        )],
+    let g = loop_graph(
+        body,
+        &["n", "", "v0"],
+        &["v_final", "ts"],
         vec![
             value("n", DataType::Int64, Some(&[])),
             value("v0", DataType::Bool, Some(&["3"])),
         ],
-        &["v_final", "ts"],
         vec![],
     );
     model(g, 17)
@@ -95,18 +104,14 @@ fn a_carried_value_that_grows_is_reported() {
         &["cond_out", "acc_out", "sz"],
         vec![],
     );
-    let g = graph(
-        vec![node(
-            "Loop",
-            &["trips", "", "x"],
-            &["y", "sizes"],
-            vec![graph_attr("body", body)],
-        )],
+    let g = loop_graph(
+        body,
+        &["trips", "", "x"],
+        &["y", "sizes"],
         vec![
             value("trips", DataType::Int64, Some(&[])),
             value("x", DataType::Float, Some(&["3"])),
         ],
-        &["y", "sizes"],
         vec![],
     );
     let mut options = static_options(&[]);
@@ -142,18 +147,14 @@ fn a_count_in_a_loop_body_becomes_a_sum_of_the_outer_mask() {
         &["cond_out", "acc_out"],
         vec![],
     );
-    let g = graph(
-        vec![node(
-            "Loop",
-            &["trips", "", "zero"],
-            &["y"],
-            vec![graph_attr("body", body)],
-        )],
+    let g = loop_graph(
+        body,
+        &["trips", "", "zero"],
+        &["y"],
         vec![
             value("trips", DataType::Int64, Some(&[])),
             value("x", DataType::Float, Some(&["n"])),
         ],
-        &["y"],
         vec![TensorProto {
             name: Some("zero".into()),
             data_type: Some(DataType::Int64 as i32),
@@ -201,18 +202,14 @@ fn a_loop_iteration_number_is_a_scalar() {
         &["cond_out", "acc_out"],
         vec![],
     );
-    let g = graph(
-        vec![node(
-            "Loop",
-            &["trips", "", "zero"],
-            &["y"],
-            vec![graph_attr("body", body)],
-        )],
+    let g = loop_graph(
+        body,
+        &["trips", "", "zero"],
+        &["y"],
         vec![
             value("trips", DataType::Int64, Some(&[])),
             value("x", DataType::Float, Some(&["n", "4"])),
         ],
-        &["y"],
         vec![TensorProto {
             name: Some("zero".into()),
             data_type: Some(DataType::Float as i32),
