@@ -50,6 +50,11 @@ impl BodyInputs {
 
 /// A Loop's body, and its inputs with the carried shapes the body is proven to keep.
 fn loop_body<'n>(node: &'n NodeProto, outer: &ShapeTable) -> Option<(&'n GraphProto, BodyInputs)> {
+    if outer.proving_loop {
+        // Inside another Loop's proof: each round there would repeat this one's rounds, and
+        // nested Loops would multiply them. Visited itself, this Loop is proven then.
+        return None;
+    }
     let body = node
         .attribute
         .iter()
@@ -64,9 +69,13 @@ fn loop_body<'n>(node: &'n NodeProto, outer: &ShapeTable) -> Option<(&'n GraphPr
         })
         .collect();
     let index = GraphIndex::new(body);
+    let proving = ShapeTable {
+        proving_loop: true,
+        ..outer.clone()
+    };
     loop {
         let inputs = BodyInputs::Loop(assumed.clone());
-        let table = ShapeTable::for_graph(body, &index, Some(outer), &inputs);
+        let table = ShapeTable::for_graph(body, &index, Some(&proving), &inputs);
         let mut dropped = false;
         for (k, assumption) in assumed.iter_mut().enumerate() {
             let Some(dims) = assumption else { continue };

@@ -74,6 +74,9 @@ pub struct ShapeTable {
     /// The `ai.onnx` opset of this scope: ops are inferred only at since-versions the rewriter
     /// knows (crate::versions).
     opset: Option<i64>,
+    /// Set while a Loop body is inferred to prove its carried shapes (bodies.rs): the Loops
+    /// nested in it are not proven then, so that the work stays linear in the nesting depth.
+    proving_loop: bool,
 }
 
 impl ShapeTable {

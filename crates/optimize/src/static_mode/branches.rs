@@ -17,7 +17,7 @@ pub fn fold_known(graph: &mut GraphProto, scope: &Scope) -> Vec<String> {
     for _ in 0..graph.node.len() {
         let (_, shapes) = scope.shapes_of(graph);
         let known = graph.node.iter().enumerate().find_map(|(at, node)| {
-            if !is_onnx_op(node, "If") {
+            if !is_onnx_op(node, "If") || !crate::versions::is_known("If", shapes.opset()) {
                 return None;
             }
             let cond = shapes.values(node.input.first()?)?;

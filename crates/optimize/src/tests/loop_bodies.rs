@@ -237,3 +237,71 @@ fn a_loop_iteration_number_is_a_scalar() {
     };
     assert_eq!(t.elem_type, Some(DataType::Float as i32));
 }
+
+#[test]
+fn nested_loops_are_proven_once_each() {
+    // 24 Loops, each inside the last's body. Each carries `a`, which grows (so every proof takes
+    // two rounds), and `b`, which it keeps and passes to the next Loop as both its initial
+    // values. A proof does not prove the Loops nested in it (2^24 rounds else): this finishes,
+    // and the innermost NonZero, of a grown value, is reported, unproven.
+    let carried = |level: usize| {
+        vec![
+            value("i", DataType::Int64, Some(&[])),
+            value("c", DataType::Bool, Some(&[])),
+            value(&format!("a{level}"), DataType::Float, Some(&["3"])),
+            value(&format!("b{level}"), DataType::Float, Some(&["3"])),
+        ]
+    };
+    let steps = |level: usize| {
+        let (a, b) = (format!("a{level}"), format!("b{level}"));
+        vec![
+            node(
+                "Concat",
+                &[&a, &a],
+                &[&format!("{a}_out")],
+                vec![int("axis", 0)],
+            ),
+            node("Identity", &[&b], &[&format!("{b}_out")], vec![]),
+            node("Identity", &["c"], &["c_out"], vec![]),
+        ]
+    };
+    let outputs = |level: usize| [format!("a{level}_out"), format!("b{level}_out")];
+    let mut nodes = vec![
+        node("NonZero", &["a24"], &["nz"], vec![]),
+        node("Size", &["nz"], &["count"], vec![]),
+    ];
+    nodes.extend(steps(24));
+    let [a, b] = outputs(24);
+    let mut body = graph(nodes, carried(24), &["c_out", &a, &b, "count"], vec![]);
+    for level in (1..24).rev() {
+        let inner = format!("b{level}");
+        let looped = node(
+            "Loop",
+            &["n", "", &inner, &inner],
+            &[
+                &format!("a{}_final", level + 1),
+                &format!("b{}_final", level + 1),
+                &format!("counts{level}"),
+            ],
+            vec![graph_attr("body", body)],
+        );
+        let mut nodes = vec![looped];
+        nodes.extend(steps(level));
+        let [a, b] = outputs(level);
+        body = graph(nodes, carried(level), &["c_out", &a, &b], vec![]);
+    }
+    let g = loop_graph(
+        body,
+        &["n", "", "x", "x"],
+        &["a_final", "b_final"],
+        vec![
+            value("n", DataType::Int64, Some(&[])),
+            value("x", DataType::Float, Some(&["3"])),
+        ],
+        vec![],
+    );
+    let (_, report) = optimize(&model(g, 17)).unwrap();
+    assert_eq!(report.left.len(), 1, "{:?}", report.left);
+    assert_eq!(report.left[0].reason, Reason::UnknownRank);
+    assert_eq!(report.graphs, 25);
+}
