@@ -4,43 +4,40 @@
 //! The rewriter only rewrites what the graph proves equivalent (attributes, declared or inferred
 //! shapes and types, readers of every tensor), recurses into If/Loop/Scan bodies, removes the
 //! nodes its rewrites made dead, and returns the input bytes untouched when nothing matched.
+//!
+//! This crate is the rewriter's driver and its facade: validation, the passes over graphs,
+//! subgraphs and functions, the report, and the public API. The layers below it, one crate each
+//! and one way (docs/architecture.md, "The rewriter's layers"): nonzero-rewrite-graph,
+//! nonzero-rewrite-analysis, nonzero-rewrite-match, then the targets nonzero-emit-library and
+//! nonzero-emit-static.
 
-mod fallback;
 mod functions;
-mod graph;
-mod indexed;
-mod infer;
 mod options;
 mod output;
-mod patterns;
-mod readers;
 mod report;
 mod report_json;
 mod rewrite;
-mod static_mode;
-mod trace;
 mod validate;
-pub mod versions;
-mod writes;
 
 #[cfg(test)]
 mod tests;
 
+pub use nonzero_emit_static::StaticReport;
+pub use nonzero_rewrite_graph::library::{DOMAIN, DOMAIN_VERSION};
+pub use nonzero_rewrite_graph::{versions, MAX_SUBGRAPH_DEPTH};
 pub use options::{Options, Provider};
 pub use output::Optimized;
-pub use patterns::{Kind, DOMAIN, DOMAIN_VERSION};
-pub use report::{Fact, Left, Reason, Report, Rewrite, UsedCoordinates};
-pub use static_mode::StaticReport;
+pub use report::{Fact, Kind, Left, Reason, Report, Rewrite, UsedCoordinates};
 pub use validate::check_model;
 
+use nonzero_emit_library::fallback;
+use nonzero_emit_static::StaticError;
 use nonzero_proto::onnx::{ModelProto, OperatorSetIdProto};
 use nonzero_proto::{Bytes, Message};
+use nonzero_rewrite_analysis::infer;
+use nonzero_rewrite_graph::{graph, GraphError};
 use std::collections::HashMap;
 use std::fmt;
-
-/// Subgraphs nested deeper than this are refused (prost's decoder already stops at 100 levels
-/// of messages; real models nest a few).
-pub const MAX_SUBGRAPH_DEPTH: usize = 32;
 
 /// Why a model could not be optimized.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +85,25 @@ impl fmt::Display for OptimizeError {
 
 impl std::error::Error for OptimizeError {}
 
+impl From<GraphError> for OptimizeError {
+    fn from(e: GraphError) -> Self {
+        match e {
+            GraphError::Incomplete(what) => OptimizeError::Incomplete(what),
+            GraphError::TooDeep => OptimizeError::TooDeep,
+            GraphError::Invalid(why) => OptimizeError::Invalid(why),
+        }
+    }
+}
+
+impl From<StaticError> for OptimizeError {
+    fn from(e: StaticError) -> Self {
+        match e {
+            StaticError::Graph(e) => e.into(),
+            StaticError::Refused(why) => OptimizeError::Static(why),
+        }
+    }
+}
+
 /// Rewrites a serialized ONNX model with the default [`Options`]. Returns the new model's
 /// bytes (the input bytes themselves when nothing was rewritten) and what was done.
 pub fn optimize(model_bytes: &[u8]) -> Result<(Vec<u8>, Report), OptimizeError> {
@@ -119,8 +135,15 @@ pub fn optimize_bytes(
     validate::check_model(&model)?;
     options.check().map_err(OptimizeError::Static)?;
     if options.static_shapes {
-        let mut report = Report::default();
-        static_mode::run(&mut model, options, &mut report)?;
+        let (summary, tally) = nonzero_emit_static::run(&mut model, &options.static_settings())?;
+        let report = Report {
+            nonzero_nodes: tally.nonzero_nodes,
+            left: tally.left,
+            removed_nodes: tally.removed_nodes,
+            graphs: tally.graphs,
+            static_mode: Some(summary),
+            ..Report::default()
+        };
         return Ok((Optimized::model(model), report));
     }
     let onnx_opset = versions::onnx_opset(&model.opset_import);

@@ -46,7 +46,7 @@ pub struct Options {
     /// Leave out the model-local functions that let a rewritten model run without the library
     /// (`--no-fallback`; see `crate::fallback`).
     pub no_fallback: bool,
-    /// Static mode (`--static`, crate::static_mode): a model of standard ops with no
+    /// Static mode (`--static`, nonzero-emit-static): a model of standard ops with no
     /// data-dependent shape, for compilers and accelerators that refuse them.
     #[serde(rename = "static")]
     pub static_shapes: bool,
@@ -63,6 +63,15 @@ pub struct Options {
 impl Options {
     pub(crate) fn rewrites_nothing(&self) -> bool {
         self.provider != Provider::Cpu
+    }
+
+    /// What the static target is asked to do.
+    pub(crate) fn static_settings(&self) -> nonzero_emit_static::Settings {
+        nonzero_emit_static::Settings {
+            input_shapes: self.input_shapes.clone(),
+            capacity: self.capacity,
+            allow_dynamic: self.allow_dynamic,
+        }
     }
 
     /// Refuses options that make no sense together, naming them: static-mode settings without

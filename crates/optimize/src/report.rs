@@ -1,31 +1,13 @@
 //! What [`crate::optimize`] did and why: each rewrite with the facts its proof relied on, each
 //! NonZero (or gather) left with the proof that failed, counts, and the same as JSON.
 
-use crate::patterns::Kind;
+pub use nonzero_emit_library::Kind;
+use nonzero_emit_static::summary::dims_text;
+use nonzero_emit_static::StaticReport;
+pub use nonzero_rewrite_analysis::findings::{Fact, Left, Reason, UsedCoordinates};
+use nonzero_rewrite_graph::text::plural;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-
-pub(crate) use crate::report_json::quote;
-
-/// One fact a rewrite relied on, checkable against run-time shapes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fact {
-    /// `tensor` has this rank.
-    Rank { tensor: String, rank: usize },
-    /// `tensor` is bool.
-    Bool { tensor: String },
-    /// Axis `axis` of `tensor` has the size of axis `other_axis` of `other` (both `size`).
-    SameSize {
-        tensor: String,
-        axis: usize,
-        other: String,
-        other_axis: usize,
-        size: String,
-    },
-    /// The sizes of `tensor` and the leading ones of `other` are compared at run time (the
-    /// guarded form: fused where they agree, the original where not).
-    CheckedAtRunTime { tensor: String, other: String },
-}
 
 /// One applied rewrite.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,101 +20,6 @@ pub struct Rewrite {
     /// The node replaced (its name, or `<Op -> output>`).
     pub node: String,
     pub facts: Vec<Fact>,
-}
-
-/// Why a NonZero (or the gather after it) was left as it was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Reason {
-    UnknownRank,
-    ScalarInput,
-    NotTransposed,
-    OtherReaders,
-    MaskNotBool,
-    SizesNotProven,
-    Conflict,
-    Provider,
-    /// ONNX defines no NonZero at the graph's opset, or it is newer than the rewriter knows.
-    UnknownOpset,
-    /// A gather of ArgWhere's coordinates that no pattern fuses (crate::readers).
-    GatherNotFused,
-    /// Static mode: the opset lacks CumSum and ScatterElements (before 11).
-    OpsetTooOld,
-    /// Static mode: a reader of the padded coordinates is not padding-safe.
-    PaddingUnsafe,
-    /// Static mode: an op whose output size depends on its input values.
-    DataDependent,
-    /// Static mode: a shape operand computed from tensor values.
-    ValueDependentShape,
-    /// Static mode: the mask's shape is not fixed (it depends on a result left dynamic, or on
-    /// an op the inference does not cover).
-    ShapeNotFixed,
-}
-
-impl Reason {
-    /// A stable name for machines.
-    pub fn code(self) -> &'static str {
-        match self {
-            Reason::UnknownRank => "unknown-rank",
-            Reason::ScalarInput => "scalar-input",
-            Reason::NotTransposed => "not-transposed",
-            Reason::OtherReaders => "other-readers",
-            Reason::MaskNotBool => "mask-not-bool",
-            Reason::SizesNotProven => "sizes-not-proven",
-            Reason::Conflict => "value-info-conflict",
-            Reason::Provider => "provider",
-            Reason::UnknownOpset => "unknown-opset",
-            Reason::GatherNotFused => "gather-not-fused",
-            Reason::OpsetTooOld => "opset-too-old",
-            Reason::PaddingUnsafe => "padding-unsafe",
-            Reason::DataDependent => "data-dependent",
-            Reason::ValueDependentShape => "value-dependent-shape",
-            Reason::ShapeNotFixed => "shape-not-fixed",
-        }
-    }
-
-    /// What failed, for people.
-    pub fn text(self) -> &'static str {
-        match self {
-            Reason::UnknownRank => "the input's rank is not proven",
-            Reason::ScalarInput => "the input is a scalar (ONNX Runtime's NonZero gives [1, nnz] there, ArgWhere [nnz, 0])",
-            Reason::NotTransposed => "its output is not read by a Transpose(perm=[1,0])",
-            Reason::OtherReaders => "its output has readers besides the Transpose that became ArgWhere",
-            Reason::MaskNotBool => "the gather was kept: the mask is not proven bool",
-            Reason::SizesNotProven => "the gather was kept: data's leading sizes are not proven the mask's",
-            Reason::Conflict => "a declared value_info disagrees with the inference; neither is trusted",
-            Reason::Provider => "the chosen execution provider runs nothing of the nonzero domain",
-            Reason::UnknownOpset => "the graph's ai.onnx opset defines no NonZero that this rewriter knows",
-            Reason::GatherNotFused => "the gather of the coordinates stays: no pattern fuses this chain",
-            Reason::OpsetTooOld => "static mode needs CumSum and ScatterElements (opset 11); the opset is never raised",
-            Reason::PaddingUnsafe => "static mode: a reader of the padded result is not padding-safe",
-            Reason::DataDependent => "static mode: the output size depends on tensor values",
-            Reason::ValueDependentShape => "static mode: a shape operand is computed from tensor values",
-            Reason::ShapeNotFixed => "static mode: the mask's shape is not fixed",
-        }
-    }
-}
-
-/// A NonZero, GatherND or Gather that a proof failed for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Left {
-    pub graph: String,
-    pub node: String,
-    pub op: String,
-    pub reason: Reason,
-    /// The shapes as far as known, or what disagreed.
-    pub detail: String,
-}
-
-/// A reader that needs an ArgWhere's coordinates themselves (crate::readers).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsedCoordinates {
-    pub graph: String,
-    /// The ArgWhere whose coordinates are read.
-    pub argwhere: String,
-    /// The reading node, or `the graph's outputs`.
-    pub reader: String,
-    /// Its op type (`output` for a graph output).
-    pub op: String,
 }
 
 /// What [`crate::optimize`] did.
@@ -156,11 +43,7 @@ pub struct Report {
     /// Readers that need the coordinates of an ArgWhere (not a fault: not "left").
     pub coordinates_used: Vec<UsedCoordinates>,
     /// Set in static mode.
-    pub static_mode: Option<crate::static_mode::StaticReport>,
-}
-
-pub(crate) fn plural(n: usize, word: &str) -> String {
-    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+    pub static_mode: Option<StaticReport>,
 }
 
 impl Report {
@@ -193,7 +76,7 @@ impl Report {
     /// per kind, nodes removed, graphs searched.
     pub fn summary(&self) -> String {
         if let Some(s) = &self.static_mode {
-            return s.summary(self);
+            return static_summary(s, self);
         }
         let graphs = plural(self.graphs, "graph");
         if self.nonzero_nodes == 0 {
@@ -303,4 +186,47 @@ impl Report {
             })
             .collect()
     }
+}
+
+/// Lines for the CLI: the counts, the rewrites, the fixed inputs, the count outputs, and
+/// what stays dynamic (reason codes).
+fn static_summary(s: &StaticReport, report: &Report) -> String {
+    let mut lines = vec![format!(
+        "static: {}: {} removed, {} left; {} other nodes still dynamic; {} rewrites; {} removed",
+        plural(report.nonzero_nodes, "NonZero"),
+        report.nonzero_rewritten(),
+        report.nonzero_left(),
+        report.left.len() - report.nonzero_left(),
+        s.rewrites.len(),
+        plural(report.removed_nodes, "node"),
+    )];
+    lines.extend(s.rewrites.iter().map(|(_, line)| format!("static: {line}")));
+    let inputs: Vec<String> = s
+        .input_shapes
+        .iter()
+        .map(|(n, d)| format!("{n} {}", dims_text(d)))
+        .collect();
+    lines.push(format!("static: inputs {}", inputs.join(", ")));
+    if s.lowered > 0 {
+        lines.push(format!(
+            "static: {} library ops lowered to standard ops first",
+            s.lowered
+        ));
+    }
+    for (out, count, _) in &s.count_outputs {
+        lines.push(format!(
+            "static: output {out} padded; its count is the output {count}"
+        ));
+    }
+    for l in &report.left {
+        lines.push(format!(
+            "static: dynamic: {} {} in {}: {}: {}",
+            l.op,
+            l.node,
+            l.graph,
+            l.reason.code(),
+            l.detail
+        ));
+    }
+    lines.join("\n")
 }

@@ -1,7 +1,7 @@
 //! The report as JSON (docs/optimize.md, "Output", lists the fields).
 
 use crate::report::{Fact, Report, Rewrite};
-use std::fmt::Write;
+use nonzero_rewrite_graph::text::quote;
 
 impl Report {
     /// The whole report as JSON (see docs/optimize.md for the fields).
@@ -89,23 +89,4 @@ fn rewrite_json(r: &Rewrite) -> String {
         quote(&r.line),
         facts.join(", ")
     )
-}
-
-/// A JSON string literal.
-pub(crate) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }

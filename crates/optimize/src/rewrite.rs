@@ -2,14 +2,13 @@
 //! and saying why each NonZero that is left was left.
 
 use crate::graph::{describe, ints_attr, is_onnx_op, GraphIndex};
-use crate::indexed::IndexedGraph;
 use crate::infer::{BodyInputs, ShapeTable, TensorInfo};
-use crate::patterns::{self, Kind};
 use crate::report::{Left, Reason, Report, Rewrite};
-use crate::trace::{mask_rank, View};
 use crate::versions::nonzero_opset_problem;
 use crate::{OptimizeError, Options, DOMAIN, MAX_SUBGRAPH_DEPTH};
 use nonzero_proto::onnx::GraphProto;
+use nonzero_rewrite_analysis::trace::{mask_rank, View};
+use nonzero_rewrite_graph::indexed::IndexedGraph;
 use std::collections::{HashMap, HashSet};
 
 /// A function's key: (domain, name).
@@ -71,13 +70,14 @@ impl Pass<'_> {
         }
         // One index for the whole search: each edit updates it (crate::indexed).
         let mut edited = IndexedGraph::new(graph);
-        self.report
-            .left
-            .extend(patterns::diagnose(&edited.view(&shapes), label));
+        self.report.left.extend(nonzero_rewrite_match::diagnose(
+            &View::of(&edited, &shapes),
+            label,
+        ));
         // Every edit replaces a GatherND, Gather or Transpose with a nonzero-domain node, so there
         // are at most as many edits as nodes; the bound makes termination evident.
         for _ in 0..=edited.graph().node.len() {
-            let Some(edit) = patterns::find(&edited.view(&shapes)) else {
+            let Some(edit) = nonzero_emit_library::find(&View::of(&edited, &shapes)) else {
                 break;
             };
             let mut chain: HashSet<String> = edit.chain.into_iter().collect();
@@ -96,7 +96,12 @@ impl Pass<'_> {
             self.report.removed_nodes += edited.remove_dead(chain);
         }
         self.report_left(graph, &shapes, label);
-        crate::readers::account(graph, label, &mut self.report);
+        nonzero_rewrite_analysis::readers::account(
+            graph,
+            label,
+            &mut self.report.left,
+            &mut self.report.coordinates_used,
+        );
         Ok(())
     }
 
@@ -234,26 +239,5 @@ fn readers_text(graph: &GraphProto, index: &GraphIndex, name: &str) -> String {
         "nothing".to_string()
     } else {
         parts.join(", ")
-    }
-}
-
-/// Removes nodes whose outputs are in `candidates` and read by nobody, then the nodes and
-/// initializers that only they read, and the value infos of removed tensors. Returns how many
-/// nodes went.
-pub(crate) fn remove_dead(graph: &mut GraphProto, candidates: HashSet<String>) -> usize {
-    IndexedGraph::new(graph).remove_dead(candidates)
-}
-
-impl Kind {
-    pub fn label(self) -> &'static str {
-        match self {
-            Kind::ArgWhere => "NonZero -> Transpose as ArgWhere",
-            Kind::BooleanMaskGatherNd => "GatherND chains as BooleanMask",
-            Kind::BooleanMaskGather => "Gather(axis=0) column chains as BooleanMask",
-            Kind::BooleanMaskLinear => "linear-index Gather chains as BooleanMask",
-            Kind::BooleanMaskAxis => "Gather chains along an axis as BooleanMaskAxis",
-            Kind::MaskedFill => "masked writes of one value as MaskedFill",
-            Kind::MaskedScatter => "masked writes of values in order as MaskedScatter",
-        }
     }
 }

@@ -4,11 +4,11 @@
 
 use super::{graph_attr, node};
 use crate::graph::GraphIndex;
-use crate::indexed::IndexedGraph;
 use crate::output::Optimized;
 use nonzero_proto::onnx::{GraphProto, ModelProto, StringStringEntryProto, TensorProto};
 use nonzero_proto::onnx::{OperatorSetIdProto, ValueInfoProto};
 use nonzero_proto::{Bytes, Message};
+use nonzero_rewrite_graph::indexed::IndexedGraph;
 use std::collections::HashSet;
 
 /// Dead-node removal as it was: rounds over the whole graph, the index rebuilt each round.

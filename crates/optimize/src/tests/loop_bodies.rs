@@ -231,7 +231,7 @@ fn a_loop_iteration_number_is_a_scalar() {
     // The Loop keeps acc a float scalar: the static model declares its output so (IREE's
     // importer types a Loop's results from the declarations).
     let y = &m.graph.as_ref().unwrap().output[0];
-    assert_eq!(crate::static_mode::inputs::declared(y), Some(vec![]));
+    assert_eq!(nonzero_emit_static::inputs::declared(y), Some(vec![]));
     let Some(type_proto::Value::TensorType(t)) = y.r#type.as_ref().unwrap().value.as_ref() else {
         panic!("{y:?}")
     };

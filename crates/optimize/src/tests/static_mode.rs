@@ -75,7 +75,7 @@ fn bare_nonzero_becomes_padded_coordinates_and_a_count() {
         .any(|n| n.op_type.as_deref() == Some("NonZero")));
     let outputs: Vec<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
     assert_eq!(outputs, ["y", "y_count"]);
-    let declared = |i: usize| crate::static_mode::inputs::declared(&g.output[i]);
+    let declared = |i: usize| nonzero_emit_static::inputs::declared(&g.output[i]);
     assert_eq!(
         declared(0),
         Some(vec![Some(2), Some(4)]),

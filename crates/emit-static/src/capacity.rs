@@ -1,0 +1,193 @@
+//! Fixed capacity, per graph: each NonZero whose padding reaches only padding-safe readers
+//! ([`super::padding`]) is compacted ([`super::compact`]), its gathers, reductions and nested
+//! selections rewritten for the padding, and each padded graph output gains `<name>_count`
+//! ([`super::outputs`]). A NonZero that cannot be is recorded with its reason.
+
+use super::emit::Emitter;
+use super::scope::Scope;
+use super::{compact, outputs, padding, replace, static_dims, StaticPass};
+use crate::graph::{describe, is_onnx_op};
+use crate::trace::View;
+use crate::StaticError;
+use nonzero_proto::onnx::GraphProto;
+use nonzero_rewrite_analysis::findings::Reason;
+use nonzero_rewrite_graph::indexed::remove_dead;
+
+impl StaticPass<'_> {
+    /// Compaction of every NonZero whose padding stays on padding-safe readers.
+    pub(super) fn fixed_capacity(
+        &mut self,
+        graph: &mut GraphProto,
+        scope: &Scope,
+    ) -> Result<(), StaticError> {
+        loop {
+            let (index, shapes) = scope.shapes_of(graph);
+            let view = View {
+                graph,
+                index: &index,
+                shapes: &shapes,
+            };
+            let Some(at) = graph.node.iter().position(|n| {
+                is_onnx_op(n, "NonZero")
+                    && n.input.len() == 1
+                    && !self.known.contains_key(&n.output[0])
+            }) else {
+                return Ok(());
+            };
+            let node = &graph.node[at];
+            let (mask, output) = (node.input[0].clone(), node.output[0].clone());
+            let plan = (|| {
+                let info = shapes.get(&mask);
+                let dims = static_dims(&shapes, &mask).ok_or((
+                    Reason::ShapeNotFixed,
+                    format!("the shape of {mask} is not fixed: {}", info.shape_text()),
+                ))?;
+                if dims.is_empty() {
+                    return Err((Reason::ScalarInput, format!("{mask} is a scalar")));
+                }
+                let mask_type = info.elem_type.ok_or((
+                    Reason::ShapeNotFixed,
+                    format!("the type of {mask} is unknown"),
+                ))?;
+                let flow = padding::follow(&view, &output, &dims)
+                    .map_err(|why| (Reason::PaddingUnsafe, why))?;
+                // A body's output keeps its length: the If or Loop around it has no `_count`.
+                if let (Some((name, _)), true) = (flow.outputs.first(), scope.depth > 0) {
+                    return Err((
+                        Reason::PaddingUnsafe,
+                        format!(
+                            "the padded {name} is an output of {}, whose length would change",
+                            scope.label
+                        ),
+                    ));
+                }
+                let sizes = |name: &str| -> Vec<i64> {
+                    let dims = shapes.get(name).dims.unwrap_or_default();
+                    dims.iter().map(|d| d.as_static().unwrap_or(-1)).collect()
+                };
+                let gathers: Vec<(String, compact::GatherSizes)> = flow
+                    .gathers
+                    .iter()
+                    .map(|(out, kind)| {
+                        let gather = index.producer_of(graph, out).expect("a gather reached");
+                        let sizes = compact::GatherSizes {
+                            kind: *kind,
+                            data_dims: sizes(&gather.input[0]),
+                            out_dims: sizes(out),
+                            data_type: shapes.get(&gather.input[0]).elem_type.unwrap_or(0),
+                        };
+                        (out.clone(), sizes)
+                    })
+                    .collect();
+                let reductions: Vec<(padding::Reduction, Vec<i64>, i32)> = flow
+                    .reductions
+                    .iter()
+                    .map(|r| {
+                        let node = index
+                            .producer_of(graph, &r.output)
+                            .expect("a reduction reached");
+                        let info = shapes.get(&node.input[0]);
+                        // The input's sizes, the padded one aside (its size is the capacity now).
+                        let sizes = info
+                            .dims
+                            .iter()
+                            .flatten()
+                            .map(|d| d.as_static().unwrap_or(-1));
+                        (r.clone(), sizes.collect(), info.elem_type.unwrap_or(0))
+                    })
+                    .collect();
+                Ok((dims, mask_type, flow, gathers, reductions))
+            })();
+            let (dims, mask_type, flow, gathers, reductions) = match plan {
+                Ok(plan) => plan,
+                Err(why) => {
+                    self.known.insert(output, why);
+                    continue;
+                }
+            };
+            let mut e = Emitter::new(graph, scope, &describe(node));
+            let Some(compacted) =
+                compact::emit(&mut e, &mask, mask_type, &dims, self.capacity, &output)
+            else {
+                self.known.insert(
+                    output,
+                    (
+                        Reason::MaskNotBool,
+                        format!("{mask}: no zero of its type (strings)"),
+                    ),
+                );
+                continue;
+            };
+            let line = format!(
+                "fixed capacity: NonZero {} became [{}, {}] coordinates padded with -1 (outputs: {})",
+                describe(node),
+                dims.len(),
+                compacted.capacity,
+                compact::outputs_text(&flow)
+            );
+            let inputs = replace(graph, at, e);
+            self.report.removed_nodes += remove_dead(graph, inputs);
+            for (out, sizes) in gathers {
+                let g = graph
+                    .node
+                    .iter()
+                    .position(|n| n.output.first() == Some(&out))
+                    .expect("the gather is still there");
+                let gather = graph.node[g].clone();
+                let mut e = Emitter::new(graph, scope, &describe(&gather));
+                if compact::emit_gather(&mut e, &gather, &compacted, &sizes).is_none() {
+                    return Err(StaticError::Refused(format!(
+                        "GatherND {}: its data has no zero (strings)",
+                        describe(&gather)
+                    )));
+                }
+                let inputs = replace(graph, g, e);
+                self.report.removed_nodes += remove_dead(graph, inputs);
+            }
+            for (reduction, sizes, data_type) in reductions {
+                let at = graph
+                    .node
+                    .iter()
+                    .position(|n| n.output.first() == Some(&reduction.output))
+                    .expect("the reduction is still there");
+                let node = graph.node[at].clone();
+                let mut e = Emitter::new(graph, scope, &describe(&node));
+                let done = compact::emit_reduction(
+                    &mut e, &node, &compacted, &reduction, &sizes, data_type,
+                );
+                if done.is_none() {
+                    return Err(StaticError::Refused(format!(
+                        "{} {}: no sum identity for its type, or a reduced size is not fixed",
+                        node.op_type.as_deref().unwrap_or(""),
+                        describe(&node)
+                    )));
+                }
+                let inputs = replace(graph, at, e);
+                self.report.removed_nodes += remove_dead(graph, inputs);
+            }
+            for nested in &flow.nested {
+                let at = graph
+                    .node
+                    .iter()
+                    .position(|n| n.output.first() == Some(nested))
+                    .expect("the nested NonZero is still there");
+                let node = graph.node[at].clone();
+                let mut e = Emitter::new(graph, scope, &describe(&node));
+                let kept = compact::emit_unpadded_mask(&mut e, &node.input[0], &compacted);
+                let mut remasked = node;
+                remasked.input[0] = kept;
+                e.nodes.push(remasked);
+                replace(graph, at, e);
+            }
+            for (name, axis) in &flow.outputs {
+                outputs::add_count_output(graph, name, *axis, &compacted)?;
+                self.summary
+                    .count_outputs
+                    .push((name.clone(), format!("{name}_count"), *axis));
+            }
+            self.summary
+                .rewrites
+                .push(("fixed-capacity".to_string(), scope.line(line)));
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! The rewriter's static target, `nonzero optimize --static`: a model of standard ONNX ops in
+//! which no shape depends on tensor values, for compilers and accelerators that refuse
+//! data-dependent shapes (docs/static.md).
+//!
+//! Architecture invariant: this target knows no other target. It reads the matches and proofs of
+//! nonzero-rewrite-match, lowers the library's ops through their bodies in the graph layer
+//! (nonzero-rewrite-graph's `library`), and reports in plain values ([`StaticReport`], [`Tally`])
+//! that the driver puts into its report (docs/architecture.md).
+//!
+//! In order: every graph input gets a fixed shape ([`inputs`]); the library's ops are lowered to
+//! their standard bodies everywhere ([`lower`]). Then per graph, each If, Loop and Scan body
+//! before the graph that holds it ([`scope`]): an If the fixed shapes decide becomes its branch
+//! ([`branches`]); rewrites that change no output remove NonZero where its coordinates are not
+//! needed (masked writes as `Where`, [`writes`]; count uses as a sum, [`counts`]); what must
+//! stay a list gets a fixed capacity ([`capacity`], [`compact`]) where its padding only reaches
+//! padding-safe readers ([`padding`]), each padded graph output gaining `<name>_count`
+//! ([`outputs`]); finally whatever still depends on values is reported ([`dynamic`]).
+
+mod branches;
+mod capacity;
+mod compact;
+mod counts;
+mod dynamic;
+mod emit;
+mod exact;
+mod gathers;
+pub mod inputs;
+mod lower;
+mod mask;
+mod nms;
+mod outputs;
+mod padding;
+mod scope;
+pub mod summary;
+mod writes;
+
+pub use summary::{still_dynamic, StaticReport};
+
+use crate::graph::{describe, is_onnx_op, GraphIndex};
+use crate::infer::BodyInputs;
+use emit::Emitter;
+use nonzero_proto::onnx::{GraphProto, ModelProto};
+use nonzero_rewrite_analysis::dims::static_dims;
+use nonzero_rewrite_analysis::findings::{Left, Reason};
+use nonzero_rewrite_graph::indexed::remove_dead;
+use nonzero_rewrite_graph::{GraphError, MAX_SUBGRAPH_DEPTH};
+use scope::Scope;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+
+// The lower layers' modules at the paths this crate's modules name them by.
+use nonzero_rewrite_analysis::{infer, trace};
+use nonzero_rewrite_graph::{graph, versions};
+
+/// The first opset with CumSum and ScatterElements.
+const MIN_OPSET: i64 = 11;
+
+/// What the static target is asked to do (the driver's `--static` options).
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// The shape of each named graph input, over what the model declares.
+    pub input_shapes: BTreeMap<String, Vec<i64>>,
+    /// The most coordinates or rows a data-dependent output holds; default the mask's
+    /// element count.
+    pub capacity: Option<i64>,
+    /// Write the model even when data-dependent nodes remain (they are reported).
+    pub allow_dynamic: bool,
+}
+
+/// The counts the static target adds to the driver's report, and the nodes it left.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// ONNX NonZero nodes in the model as given.
+    pub nonzero_nodes: usize,
+    /// Nodes left dynamic, with the static reason codes.
+    pub left: Vec<Left>,
+    /// Nodes removed because the rewrites left them unread.
+    pub removed_nodes: usize,
+    /// Graphs visited.
+    pub graphs: usize,
+}
+
+/// Why the static target wrote nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StaticError {
+    /// The model's own fault (no graph, nested too deep).
+    Graph(GraphError),
+    /// Static mode could not make the model static (inputs without fixed shapes, nodes left
+    /// dynamic without `allow_dynamic`, a `<name>_count` that exists).
+    Refused(String),
+}
+
+impl fmt::Display for StaticError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StaticError::Graph(e) => e.fmt(f),
+            StaticError::Refused(why) => write!(f, "static mode: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for StaticError {}
+
+/// Replaces node `at` by what `e` emitted (whose last node writes the node's output).
+/// Initializers the replaced node read that nothing reads now go too (a reduction's constant
+/// axes, say), as dead-node removal does for the nodes it removes.
+fn replace(graph: &mut GraphProto, at: usize, e: Emitter) -> HashSet<String> {
+    let removed = graph.node.remove(at);
+    e.insert(graph, at);
+    let inputs: HashSet<String> = removed.input.into_iter().collect();
+    let index = GraphIndex::new(graph);
+    graph.initializer.retain(|t| {
+        let name = t.name.as_deref().unwrap_or("");
+        !(inputs.contains(name) && index.unused(name) && !index.graph_inputs.contains(name))
+    });
+    inputs
+}
+
+/// Makes `model` static as the module doc says, and says what it did. Errors: inputs that cannot
+/// be fixed, a `<name>_count` that exists, and (without `allow_dynamic`) anything left dynamic.
+pub fn run(
+    model: &mut ModelProto,
+    options: &Settings,
+) -> Result<(StaticReport, Tally), StaticError> {
+    let mut tally = Tally::default();
+    let report = &mut tally;
+    let opset = crate::versions::onnx_opset(&model.opset_import).unwrap_or(0);
+    let graph = model
+        .graph
+        .as_mut()
+        .ok_or(StaticError::Graph(GraphError::Incomplete("graph")))?;
+    let mut summary = StaticReport {
+        input_shapes: inputs::fix_input_shapes(graph, &options.input_shapes)?,
+        capacity: options.capacity,
+        ..Default::default()
+    };
+    report.nonzero_nodes = count_nonzero(graph, 0);
+    let mut pass = StaticPass {
+        capacity: options.capacity,
+        summary: &mut summary,
+        known: HashMap::new(),
+        report,
+    };
+    let no_names = HashSet::new();
+    let scope = Scope {
+        opset,
+        outer: None,
+        body_inputs: &BodyInputs::Declared,
+        outer_names: &no_names,
+        label: "main",
+        depth: 0,
+    };
+    // First everywhere, so that a Loop's carried shapes are proven on standard ops.
+    pass.lower(graph, &scope)?;
+    pass.graph(graph, &scope)?;
+    let known = std::mem::take(&mut pass.known);
+    dynamic::scan(graph, "main", &known, 0, &mut report.left);
+    lower::drop_unused_domain(model);
+    match summary::still_dynamic(&report.left) {
+        Some(why) if !options.allow_dynamic => Err(StaticError::Refused(why)),
+        _ => Ok((summary, tally)),
+    }
+}
+
+/// State shared by every graph of one model.
+struct StaticPass<'r> {
+    capacity: Option<i64>,
+    summary: &'r mut StaticReport,
+    /// Why each NonZero left was left, by output name (names are unique in a model).
+    known: HashMap<String, (Reason, String)>,
+    report: &'r mut Tally,
+}
+
+impl StaticPass<'_> {
+    /// The library's ops of `graph` and of every body lowered to their standard bodies, and
+    /// what the bodies repeat merged ([`lower`]).
+    fn lower(&mut self, graph: &mut GraphProto, scope: &Scope) -> Result<(), StaticError> {
+        if scope.depth > MAX_SUBGRAPH_DEPTH {
+            return Err(StaticError::Graph(GraphError::TooDeep));
+        }
+        let lowered = lower::lower_library_ops(graph, scope);
+        if lowered > 0 {
+            self.summary.lowered += lowered;
+            self.report.removed_nodes += lower::merge_repeated(graph);
+        }
+        self.each_body(graph, scope, false, Self::lower)
+    }
+
+    /// One graph: the Ifs its shapes decide replaced by their branch ([`branches`]), its bodies
+    /// made static (they see its shapes), then its own exact rewrites and fixed capacities.
+    fn graph(&mut self, graph: &mut GraphProto, scope: &Scope) -> Result<(), StaticError> {
+        if scope.depth > MAX_SUBGRAPH_DEPTH {
+            return Err(StaticError::Graph(GraphError::TooDeep));
+        }
+        self.report.graphs += 1;
+        if scope.opset >= MIN_OPSET {
+            for line in branches::fold_known(graph, scope) {
+                self.summary
+                    .rewrites
+                    .push(("known-branch".to_string(), line));
+            }
+        }
+        self.each_body(graph, scope, true, Self::graph)?;
+        if scope.opset < MIN_OPSET {
+            for node in graph.node.iter().filter(|n| is_onnx_op(n, "NonZero")) {
+                let why = format!("opset {} has no CumSum or ScatterElements (from {MIN_OPSET}); the rewriter never raises the opset", scope.opset);
+                self.known
+                    .insert(node.output[0].clone(), (Reason::OpsetTooOld, why));
+            }
+            return Ok(());
+        }
+        exact::rewrites(graph, scope, self.summary, self.report);
+        self.fixed_capacity(graph, scope)?;
+        outputs::declare_fixed(graph, scope);
+        Ok(())
+    }
+
+    /// Runs `visit` on every If, Loop and Scan body of `graph`, in place, each in its scope: the
+    /// enclosing graphs' names and a label, and with `shaped`, this graph's shapes and how far
+    /// the body's own inputs are trusted. A body's rewrites can leave a node of `graph` unread
+    /// (an outer NonZero whose only reader was in the body): it goes too.
+    fn each_body(
+        &mut self,
+        graph: &mut GraphProto,
+        scope: &Scope,
+        shaped: bool,
+        visit: fn(&mut Self, &mut GraphProto, &Scope) -> Result<(), StaticError>,
+    ) -> Result<(), StaticError> {
+        let shapes = shaped.then(|| scope.shapes_of(graph).1);
+        let mut unread = HashSet::new();
+        for at in 0..graph.node.len() {
+            if graph.node[at]
+                .attribute
+                .iter()
+                .all(|a| a.g.is_none() && a.graphs.is_empty())
+            {
+                continue;
+            }
+            let mut names = scope.outer_names.clone();
+            scope::names_in(graph, &mut names, 0);
+            let mut node = std::mem::take(&mut graph.node[at]);
+            let mut read_before = HashSet::new();
+            graph::names_read_in_bodies(&node, &mut read_before);
+            let node_label = format!("{}/{}", scope.label, describe(&node));
+            let body_inputs = match &shapes {
+                Some(shapes) => BodyInputs::of(&node, shapes),
+                None => BodyInputs::Declared,
+            };
+            let mut result = Ok(());
+            for attribute in &mut node.attribute {
+                let attr_name = attribute.name.clone().unwrap_or_default();
+                for body in attribute.g.iter_mut().chain(attribute.graphs.iter_mut()) {
+                    let label = format!("{node_label}.{attr_name}");
+                    let inner = Scope {
+                        opset: scope.opset,
+                        outer: shapes.as_ref(),
+                        body_inputs: &body_inputs,
+                        outer_names: &names,
+                        label: &label,
+                        depth: scope.depth + 1,
+                    };
+                    result = result.and_then(|_| visit(self, body, &inner));
+                }
+            }
+            let mut read_after = HashSet::new();
+            graph::names_read_in_bodies(&node, &mut read_after);
+            unread.extend(read_before.difference(&read_after).cloned());
+            graph.node[at] = node;
+            result?;
+        }
+        self.report.removed_nodes += remove_dead(graph, unread);
+        Ok(())
+    }
+}
+
+fn count_nonzero(graph: &GraphProto, depth: usize) -> usize {
+    graph
+        .node
+        .iter()
+        .map(|n| {
+            let own = usize::from(is_onnx_op(n, "NonZero"));
+            let inner: usize = n
+                .attribute
+                .iter()
+                .flat_map(|a| a.g.iter().chain(a.graphs.iter()))
+                .filter(|_| depth < MAX_SUBGRAPH_DEPTH)
+                .map(|g| count_nonzero(g, depth + 1))
+                .sum();
+            own + inner
+        })
+        .sum()
+}

@@ -1,0 +1,124 @@
+//! The graph outputs of a static model: each padded output's declared capacity and its
+//! `<name>_count`, and the fixed shapes the inference proves for the others (a compiler that
+//! reads the declared output types, as IREE's importer does for a Loop's results, needs them).
+
+use super::compact;
+use super::scope::Scope;
+use super::static_dims;
+use crate::StaticError;
+use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as DimValue;
+use nonzero_proto::onnx::tensor_shape_proto::Dimension;
+use nonzero_proto::onnx::{
+    type_proto, GraphProto, NodeProto, TensorShapeProto, TypeProto, ValueInfoProto,
+};
+use std::collections::HashSet;
+
+/// Declares every tensor output of `graph` whose shape the inference proves fixed with that
+/// shape (its element type too, where none is declared), and a body's inputs proven fixed (a
+/// Loop's iteration number and condition, each carried value it keeps). Padded outputs
+/// are already declared at their capacity; a declaration the inference disagrees with is left
+/// as it is.
+pub fn declare_fixed(graph: &mut GraphProto, scope: &Scope) {
+    let (_, shapes) = scope.shapes_of(graph);
+    for out in &mut graph.output {
+        let Some(name) = out.name.clone() else {
+            continue;
+        };
+        if shapes.conflict(&name).is_some() {
+            continue;
+        }
+        if let Some(dims) = static_dims(&shapes, &name) {
+            declare(out, &dims, shapes.get(&name).elem_type);
+        }
+    }
+    // A body's inputs are known only as far as trusted: a Loop's iteration number and
+    // condition, and the carried values it keeps (crate::infer::BodyInputs).
+    if scope.depth > 0 {
+        for input in &mut graph.input {
+            if let Some(dims) = input.name.as_deref().and_then(|n| static_dims(&shapes, n)) {
+                declare(input, &dims, None);
+            }
+        }
+    }
+}
+
+/// Sets `vi`'s shape to `dims`, and its element type where it declares none.
+fn declare(vi: &mut ValueInfoProto, dims: &[i64], elem_type: Option<i32>) {
+    let r#type = vi.r#type.get_or_insert_with(TypeProto::default);
+    let value = r#type
+        .value
+        .get_or_insert_with(|| type_proto::Value::TensorType(Default::default()));
+    let type_proto::Value::TensorType(t) = value else {
+        return;
+    };
+    if t.elem_type.is_none_or(|e| e == 0) {
+        t.elem_type = elem_type;
+    }
+    t.shape = Some(TensorShapeProto {
+        dim: dims
+            .iter()
+            .map(|&d| Dimension {
+                value: Some(DimValue::DimValue(d)),
+                ..Default::default()
+            })
+            .collect(),
+    });
+}
+
+/// Declares `name` padded to the capacity along `axis`, and adds the output `<name>_count`.
+pub fn add_count_output(
+    graph: &mut GraphProto,
+    name: &str,
+    axis: usize,
+    compacted: &compact::Compacted,
+) -> Result<(), StaticError> {
+    let count_name = format!("{name}_count");
+    let mut taken = HashSet::new();
+    crate::graph::names_read_in(graph, &mut taken, 0);
+    taken.extend(graph.node.iter().flat_map(|n| n.output.iter().cloned()));
+    taken.extend(graph.input.iter().filter_map(|i| i.name.clone()));
+    if taken.contains(&count_name) {
+        return Err(StaticError::Refused(format!("the output {name} becomes padded and needs the output {count_name}, but the model already has a tensor named {count_name}")));
+    }
+    for out in graph
+        .output
+        .iter_mut()
+        .filter(|o| o.name.as_deref() == Some(name))
+    {
+        pad_declared(out, axis, compacted.capacity);
+    }
+    graph.node.push(NodeProto {
+        input: vec![compacted.count.clone()],
+        output: vec![count_name.clone()],
+        name: Some(format!("{count_name}/Identity")),
+        op_type: Some("Identity".into()),
+        domain: Some(String::new()),
+        ..Default::default()
+    });
+    let mut vi = ValueInfoProto {
+        name: Some(count_name),
+        ..Default::default()
+    };
+    vi.r#type = Some(TypeProto {
+        value: Some(nonzero_proto::onnx::type_proto::Value::TensorType(
+            nonzero_proto::onnx::type_proto::Tensor {
+                elem_type: Some(compact::count_output_type()),
+                shape: Some(Default::default()),
+            },
+        )),
+        ..Default::default()
+    });
+    graph.output.push(vi);
+    Ok(())
+}
+
+/// Sets the declared size of `axis` of an output to the capacity (other sizes as declared).
+fn pad_declared(vi: &mut ValueInfoProto, axis: usize, capacity: i64) {
+    let Some(type_proto::Value::TensorType(t)) = vi.r#type.as_mut().and_then(|t| t.value.as_mut())
+    else {
+        return;
+    };
+    if let Some(d) = t.shape.as_mut().and_then(|s| s.dim.get_mut(axis)) {
+        d.value = Some(DimValue::DimValue(capacity));
+    }
+}

@@ -1,0 +1,87 @@
+//! What static mode did, for people and as the `static` key of the JSON report. The nodes it
+//! left dynamic are in `Report::left`, with the static reason codes.
+
+use nonzero_rewrite_analysis::findings::Left;
+use nonzero_rewrite_graph::text::quote;
+
+/// What static mode (crate::static_mode) did, besides the nodes it left (in `Report::left`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StaticReport {
+    /// Every graph input (initializers aside) with the fixed shape it now has.
+    pub input_shapes: Vec<(String, Vec<i64>)>,
+    pub capacity: Option<i64>,
+    /// `nonzero` ops replaced by their standard bodies first.
+    pub lowered: usize,
+    /// (kind, line): `masked-write`, `count`, `fixed-capacity`.
+    pub rewrites: Vec<(String, String)>,
+    /// Padded graph outputs: (name, its `<name>_count` output, the padded axis).
+    pub count_outputs: Vec<(String, String, usize)>,
+}
+
+pub fn dims_text(dims: &[i64]) -> String {
+    let parts: Vec<String> = dims.iter().map(i64::to_string).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+impl StaticReport {
+    pub fn to_json(&self) -> String {
+        let inputs: Vec<String> = self
+            .input_shapes
+            .iter()
+            .map(|(n, d)| format!("{}: {}", quote(n), dims_text(d)))
+            .collect();
+        let rewrites: Vec<String> = self
+            .rewrites
+            .iter()
+            .map(|(kind, line)| format!("{{\"kind\": {}, \"line\": {}}}", quote(kind), quote(line)))
+            .collect();
+        let counts: Vec<String> = self
+            .count_outputs
+            .iter()
+            .map(|(o, c, axis)| {
+                format!(
+                    "{}: {{\"count\": {}, \"axis\": {axis}}}",
+                    quote(o),
+                    quote(c)
+                )
+            })
+            .collect();
+        format!(
+            "{{\"input_shapes\": {{{}}}, \"capacity\": {}, \"lowered\": {}, \"rewrites\": [{}], \"count_outputs\": {{{}}}}}",
+            inputs.join(", "),
+            self.capacity.map_or("null".to_string(), |c| c.to_string()),
+            self.lowered,
+            rewrites.join(", "),
+            counts.join(", ")
+        )
+    }
+}
+
+/// The error for nodes left dynamic (without `--allow-dynamic`), one line each; `None` when
+/// nothing is.
+pub fn still_dynamic(left: &[Left]) -> Option<String> {
+    if left.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = left
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {} in {}: {} ({})",
+                l.op,
+                l.node,
+                l.graph,
+                l.reason.code(),
+                l.detail
+            )
+        })
+        .collect();
+    let count = match lines.len() {
+        1 => "1 node is".to_string(),
+        n => format!("{n} nodes are"),
+    };
+    Some(format!(
+        "{count} still dynamic, nothing written (--allow-dynamic writes it anyway):\n  {}",
+        lines.join("\n  ")
+    ))
+}
