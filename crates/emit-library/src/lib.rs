@@ -15,6 +15,7 @@ mod guarded;
 mod linear_index;
 mod mask_axis;
 mod masked_write;
+mod prelude;
 
 use nonzero_proto::onnx::{AttributeProto, NodeProto};
 use nonzero_rewrite_analysis::findings::Fact;

@@ -1,5 +1,5 @@
 //! Masked writes (`ScatterND(X, coordinates of M, U)`, M of X's shape; recognized in
-//! [`crate::writes`]) become the library's MaskedFill or MaskedScatter, which build no
+//! nonzero-rewrite-match's `writes`) become the library's MaskedFill or MaskedScatter, which build no
 //! coordinates:
 //!
 //! - U a single value expanded to the count (`x[m] = v`, `masked_fill`), or a value broadcast
@@ -20,11 +20,12 @@
 
 use super::{nonzero_node, Edit, Kind};
 use crate::graph::{describe, fresh_node_name};
+use crate::prelude::Prelude;
 use crate::trace::View;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_rewrite_analysis::dims::static_dims;
 use nonzero_rewrite_analysis::findings::Fact;
-use nonzero_rewrite_match::writes::spread::{spread_rows, Prelude};
+use nonzero_rewrite_graph::forms::spread_rows;
 use nonzero_rewrite_match::writes::updates::{slice_from_start, Updates};
 use nonzero_rewrite_match::writes::MaskedWrite;
 

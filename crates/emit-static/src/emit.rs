@@ -308,7 +308,7 @@ impl Emitter {
     }
 }
 
-impl nonzero_rewrite_match::writes::spread::OpWriter for Emitter {
+impl nonzero_rewrite_graph::forms::OpWriter for Emitter {
     fn op(&mut self, op: &str, inputs: &[&str], attribute: Vec<AttributeProto>) -> String {
         Emitter::op(self, op, inputs, attribute)
     }

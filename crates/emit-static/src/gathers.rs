@@ -1,5 +1,5 @@
 //! TorchScript's `x[torch.where(c)]` for a k-D c gathers `Flatten(x)` at the linear index
-//! `r * W + c` (`crate::patterns::linear_index`). A padded -1 there would turn into another
+//! `r * W + c` (nonzero-rewrite-match's `linear_index`). A padded -1 there would turn into another
 //! valid index, so before compaction the chain becomes what it equals, `GatherND(x, T)` of the
 //! transposed coordinates T, whose padding [`super::padding`] proves safe.
 

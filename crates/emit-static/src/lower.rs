@@ -1,5 +1,5 @@
 //! A model that already has the library's ops (the output of `nonzero optimize`) is lowered
-//! first: each `nonzero` op is replaced by its fallback function's body (crate::fallback), the
+//! first: each `nonzero` op is replaced by its fallback function's body (nonzero-rewrite-graph's `library`), the
 //! standard-op chain the static rewrites know. The functions and the domain import go once
 //! nothing uses them.
 

@@ -4,7 +4,7 @@
 use nonzero_rewrite_analysis::findings::Left;
 use nonzero_rewrite_graph::text::quote;
 
-/// What static mode (crate::static_mode) did, besides the nodes it left (in `Report::left`).
+/// What static mode did, besides the nodes it left (in [`crate::Tally`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StaticReport {
     /// Every graph input (initializers aside) with the fixed shape it now has.

@@ -25,8 +25,9 @@
 use super::emit::Emitter;
 use super::mask::Selection;
 use nonzero_proto::onnx::tensor_proto::DataType;
+use nonzero_rewrite_graph::forms::spread_rows;
 use nonzero_rewrite_match::writes::updates::Updates;
-use nonzero_rewrite_match::writes::{spread, MaskedWrite};
+use nonzero_rewrite_match::writes::MaskedWrite;
 
 /// Writes the Where form; its last node outputs `output` (the ScatterND's output).
 pub fn emit(w: &MaskedWrite, e: &mut Emitter, output: &str) -> Option<()> {
@@ -125,7 +126,7 @@ fn condition(w: &MaskedWrite, e: &mut Emitter) -> Option<String> {
     };
     if let Some((rows, row)) = &w.rows {
         let rows = as_bool(e, rows)?;
-        if let Some(spread) = spread::spread_rows(e, &rows, *row, &w.data) {
+        if let Some(spread) = spread_rows(e, &rows, *row, &w.data) {
             return Some(spread);
         }
     }

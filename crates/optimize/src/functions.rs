@@ -27,7 +27,7 @@ fn calls(node: &NodeProto, key: &FunctionKey) -> bool {
 pub fn optimize_functions(pass: &mut Pass, model: &mut ModelProto) -> Result<(), OptimizeError> {
     for i in 0..model.functions.len() {
         let key = key(&model.functions[i]);
-        // The library's fallback bodies (crate::fallback): never searched, rewritten or counted.
+        // The library's fallback bodies (nonzero-rewrite-graph's `library`): never searched, rewritten or counted.
         if key.0 == DOMAIN {
             continue;
         }

@@ -44,7 +44,7 @@ pub struct Options {
     pub nonzero_domain: bool,
     pub provider: Provider,
     /// Leave out the model-local functions that let a rewritten model run without the library
-    /// (`--no-fallback`; see `crate::fallback`).
+    /// (`--no-fallback`; see nonzero-emit-library's `fallback`).
     pub no_fallback: bool,
     /// Static mode (`--static`, nonzero-emit-static): a model of standard ops with no
     /// data-dependent shape, for compilers and accelerators that refuse them.

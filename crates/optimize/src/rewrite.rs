@@ -68,7 +68,7 @@ impl Pass<'_> {
             self.report_left(graph, &shapes, label);
             return Ok(());
         }
-        // One index for the whole search: each edit updates it (crate::indexed).
+        // One index for the whole search: each edit updates it (nonzero-rewrite-graph's `indexed`).
         let mut edited = IndexedGraph::new(graph);
         self.report.left.extend(nonzero_rewrite_match::diagnose(
             &View::of(&edited, &shapes),

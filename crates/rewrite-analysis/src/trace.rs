@@ -10,7 +10,7 @@
 //! them back: dynamo's `x[torch.where(c)]` slices each column out (`Slice [i:i+1] -> Squeeze ->
 //! Unsqueeze`, or `Gather(axis=1, i) -> Unsqueeze`) and a `Concat(axis=-1)` of all k in order is
 //! the whole `[nnz, k]` again. [`trace_column`] gives a single column, for the TorchScript
-//! exporter's linear index (`crate::patterns::linear_index`).
+//! exporter's linear index (nonzero-rewrite-match's `linear_index`).
 
 use crate::graph::{int_attr, ints_attr, is_onnx_op, GraphIndex};
 use crate::infer::{ShapeTable, TensorInfo};

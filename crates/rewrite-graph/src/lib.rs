@@ -9,6 +9,7 @@
 //! (docs/architecture.md, "The rewriter's layers").
 
 pub mod error;
+pub mod forms;
 pub mod graph;
 pub mod indexed;
 pub mod library;

@@ -1,4 +1,4 @@
-//! The kept index (crate::indexed) and the streamed output (crate::output) against the slow,
+//! The kept index (nonzero-rewrite-graph's `indexed`) and the streamed output (crate::output) against the slow,
 //! obvious forms they replace: an index rebuilt after each edit, dead-node removal in rounds
 //! over the whole graph, and `encode_to_vec`.
 

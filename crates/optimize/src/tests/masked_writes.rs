@@ -70,7 +70,7 @@ fn a_row_written_over_whole_selected_rows_becomes_masked_fill() {
     );
     let (m, report) = run(&bytes);
     // The mask is spread again from m, by the form ONNX Runtime runs faster for rows of 3
-    // (crate::writes::spread); the export's own Expand goes with the coordinates.
+    // (nonzero-rewrite-graph's `forms`); the export's own Expand goes with the coordinates.
     assert_eq!(
         main_listing(&m),
         [

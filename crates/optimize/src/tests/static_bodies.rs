@@ -1,4 +1,4 @@
-//! Static mode inside If bodies (crate::static_mode::scope): each branch is rewritten with the
+//! Static mode inside If bodies (nonzero-emit-static's `scope`): each branch is rewritten with the
 //! fixed shapes of the graphs around it, a padded branch output is refused by name, the names
 //! written inside a branch shadow nothing outside it, an If the fixed shapes decide becomes its
 //! branch, and the default mode's output is lowered with one compaction per mask. Loop bodies:

@@ -1,4 +1,4 @@
-//! Static mode (crate::static_mode): what it refuses and why, what it writes. The values are
+//! Static mode (nonzero-emit-static): what it refuses and why, what it writes. The values are
 //! checked on ONNX Runtime, OpenVINO and IREE by tests/python/test_static.py and tests/static.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! What a masked write's updates U are, seen through the exporters' wrapping (crate::writes).
+//! What a masked write's updates U are, seen through the exporters' wrapping (`crate::writes`).
 
 use super::spread::spread_of;
 use super::{dims_of, ends_with};
