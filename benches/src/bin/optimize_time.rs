@@ -27,7 +27,10 @@ fn main() {
             "--input-shape" => {
                 let spec = rest.next().expect("--input-shape NAME=D0,D1");
                 let (name, dims) = spec.split_once('=').expect("NAME=D0,D1");
-                let dims = dims.split(',').map(|d| d.parse().expect("a size")).collect();
+                let dims = dims
+                    .split(',')
+                    .map(|d| d.parse().expect("a size"))
+                    .collect();
                 options.input_shapes.insert(name.to_string(), dims);
             }
             other => {
@@ -41,9 +44,7 @@ fn main() {
     for _ in 0..runs {
         let start = Instant::now();
         let (optimized, _report) = optimize_bytes(bytes.clone(), &options).expect("optimize");
-        optimized
-            .write_to(&mut std::io::sink())
-            .expect("serialize");
+        optimized.write_to(&mut std::io::sink()).expect("serialize");
         times.push(start.elapsed().as_secs_f64());
     }
     times.sort_by(f64::total_cmp);

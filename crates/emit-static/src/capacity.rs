@@ -10,6 +10,7 @@ use crate::graph::{describe, is_onnx_op};
 use crate::trace::View;
 use crate::StaticError;
 use nonzero_proto::onnx::GraphProto;
+use nonzero_rewrite_analysis::dims::{checked_numel, MAX_PADDED_ELEMENTS};
 use nonzero_rewrite_analysis::findings::Reason;
 use nonzero_rewrite_graph::indexed::remove_dead;
 
@@ -105,6 +106,7 @@ impl StaticPass<'_> {
                     continue;
                 }
             };
+            padded_within_limit(&describe(node), &mask, &dims, self.capacity, &gathers)?;
             let mut e = Emitter::new(graph, scope, &describe(node));
             let Some(compacted) =
                 compact::emit(&mut e, &mask, mask_type, &dims, self.capacity, &output)
@@ -190,4 +192,56 @@ impl StaticPass<'_> {
                 .push(("fixed-capacity".to_string(), scope.line(line)));
         }
     }
+}
+
+/// Refuses a compaction whose padded tensors (the coordinates, each gather of them) would hold
+/// more than [`MAX_PADDED_ELEMENTS`], naming the NonZero, the tensor and its size.
+fn padded_within_limit(
+    node: &str,
+    mask: &str,
+    dims: &[i64],
+    capacity: Option<i64>,
+    gathers: &[(String, compact::GatherSizes)],
+) -> Result<(), StaticError> {
+    let shape = |d: &[i64]| {
+        let parts: Vec<String> = d.iter().map(i64::to_string).collect();
+        format!("[{}]", parts.join(", "))
+    };
+    let numel = checked_numel(dims).ok_or_else(|| {
+        StaticError::Refused(format!(
+            "NonZero {node}: its input '{mask}' of shape {} has more elements than an int64 counts",
+            shape(dims)
+        ))
+    })?;
+    let rows = capacity.map_or(numel, |c| c.min(numel));
+    let rank = dims.len() as i64;
+    let mut padded = vec![(
+        format!("its coordinates [{rank}, {rows}]"),
+        rows.checked_mul(rank),
+    )];
+    for (out, sizes) in gathers {
+        // The selection's axis is the one size not fixed; the others make a row.
+        let open = sizes.out_dims.iter().filter(|&&d| d < 0).count();
+        let row = sizes
+            .out_dims
+            .iter()
+            .filter(|&&d| d >= 0)
+            .try_fold(1i64, |n, &d| n.checked_mul(d));
+        if let (1, Some(row)) = (open, row) {
+            padded.push((
+                format!("'{out}' ({rows} rows of {row})"),
+                rows.checked_mul(row),
+            ));
+        }
+    }
+    for (what, elements) in padded {
+        if elements.is_none_or(|n| n > MAX_PADDED_ELEMENTS) {
+            let size = elements.map_or("more than an int64 counts".to_string(), |n| n.to_string());
+            return Err(StaticError::Refused(format!(
+                "NonZero {node} of '{mask}' {}: padded to {rows} rows, {what} would hold {size} elements, past static mode's limit of 2^31 (docs/static.md, \"Capacity\"); --capacity N keeps the first N rows",
+                shape(dims)
+            )));
+        }
+    }
+    Ok(())
 }

@@ -1,11 +1,13 @@
 //! Every graph input gets a fixed shape: from the model, or from `--input-shape` (as onnxsim's
 //! `--overwrite-input-shape`, except that a size the model fixes cannot be changed). A name that
-//! is no input, a wrong rank, a size the model fixes otherwise, or a symbolic size left over is
-//! an error naming each.
+//! is no input, a wrong rank, a size the model fixes otherwise, a symbolic size left over, an
+//! element count past int64, or one dimension name given two sizes is an error naming each.
 
 use crate::StaticError;
 use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as DimValue;
 use nonzero_proto::onnx::{type_proto, GraphProto, ValueInfoProto};
+use nonzero_rewrite_analysis::dims::checked_numel;
+use nonzero_rewrite_graph::text::plural;
 use std::collections::BTreeMap;
 
 /// The shape the model declares for a tensor input: each size fixed or named (`None` when the
@@ -27,19 +29,29 @@ pub fn declared(vi: &ValueInfoProto) -> Option<Vec<Option<i64>>> {
     )
 }
 
-fn dim_name(vi: &ValueInfoProto, axis: usize) -> String {
+/// The `dim_param` of `vi`'s size at `axis`, when it names one.
+fn dim_param(vi: &ValueInfoProto, axis: usize) -> Option<&str> {
     let Some(type_proto::Value::TensorType(t)) = vi.r#type.as_ref().and_then(|t| t.value.as_ref())
     else {
-        return "?".into();
+        return None;
     };
     match t
         .shape
         .as_ref()
         .and_then(|s| s.dim.get(axis)?.value.as_ref())
     {
-        Some(DimValue::DimParam(p)) if !p.is_empty() => format!("'{p}'"),
-        _ => "an unnamed size".into(),
+        Some(DimValue::DimParam(p)) if !p.is_empty() => Some(p),
+        _ => None,
     }
+}
+
+fn dim_name(vi: &ValueInfoProto, axis: usize) -> String {
+    dim_param(vi, axis).map_or("an unnamed size".into(), |p| format!("'{p}'"))
+}
+
+fn dims_text(dims: &[i64]) -> String {
+    let parts: Vec<String> = dims.iter().map(i64::to_string).collect();
+    parts.join(" x ")
 }
 
 /// Fixes the graph inputs' shapes; returns every input's shape (initializers left out).
@@ -69,6 +81,8 @@ pub fn fix_input_shapes(
     }
     let mut problems = vec![];
     let mut shapes = vec![];
+    // dim_param -> (input, axis, size): one name is one size across the inputs.
+    let mut named: BTreeMap<String, (String, usize, i64)> = BTreeMap::new();
     for vi in &mut graph.input {
         let name = vi.name.clone().unwrap_or_default();
         let is_initializer = initializers.contains(&name);
@@ -81,8 +95,8 @@ pub fn fix_input_shapes(
         let dims = match given.get(&name) {
             Some(dims) if dims.len() != declared_dims.len() => {
                 return invalid(format!(
-                    "--input-shape {name}: {} sizes given, but '{name}' has rank {}",
-                    dims.len(),
+                    "--input-shape {name}: {} given, but '{name}' has rank {}",
+                    plural(dims.len(), "size"),
                     declared_dims.len()
                 ));
             }
@@ -115,6 +129,28 @@ pub fn fix_input_shapes(
                     .collect()
             }
         };
+        if checked_numel(&dims).is_none() {
+            return invalid(format!(
+                "input '{name}' of shape {} has more elements than an int64 counts (2^63 - 1)",
+                dims_text(&dims)
+            ));
+        }
+        for (axis, &size) in dims.iter().enumerate() {
+            let Some(param) = dim_param(vi, axis) else {
+                continue;
+            };
+            match named.get(param) {
+                Some((other, other_axis, other_size)) if *other_size != size => {
+                    return invalid(format!(
+                        "inputs '{other}' (axis {other_axis}) and '{name}' (axis {axis}) share the dimension '{param}', but get the sizes {other_size} and {size}; give them one size"
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    named.insert(param.to_string(), (name.clone(), axis, size));
+                }
+            }
+        }
         set_dims(vi, &dims);
         shapes.push((name, dims));
     }

@@ -38,7 +38,7 @@ fn every_input_needs_a_fixed_shape() {
         "{why}"
     );
     let why = static_error(&bare_nonzero(17), &static_options(&[("x", &[2])]));
-    assert!(why.contains("1 sizes given, but 'x' has rank 2"), "{why}");
+    assert!(why.contains("1 size given, but 'x' has rank 2"), "{why}");
     let why = static_error(&bare_nonzero(17), &static_options(&[("x", &[2, 4])]));
     assert!(
         why.contains("size 4 at axis 1, but the model fixes it to 3"),

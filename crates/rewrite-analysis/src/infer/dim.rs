@@ -74,11 +74,20 @@ impl Dim {
         self.0.values().all(|&c| c >= 0)
     }
 
+    /// A size whose arithmetic overflowed an int64: an opaque atom of the operands (never a
+    /// wrong fixed size; equal operands give equal atoms).
+    fn overflow(a: &Dim, op: &str, b: &Dim) -> Dim {
+        Dim::symbol(&format!("?overflow(({a}){op}({b}))"))
+    }
+
     pub fn add(&self, other: &Dim) -> Dim {
         let mut terms = self.0.clone();
         for (m, c) in &other.0 {
             let entry = terms.entry(m.clone()).or_insert(0);
-            *entry = entry.saturating_add(*c);
+            let Some(sum) = entry.checked_add(*c) else {
+                return Dim::overflow(self, "+", other);
+            };
+            *entry = sum;
             if *entry == 0 {
                 terms.remove(m);
             }
@@ -87,7 +96,12 @@ impl Dim {
     }
 
     pub fn neg(&self) -> Dim {
-        Dim(self.0.iter().map(|(m, c)| (m.clone(), -c)).collect())
+        let terms: Option<BTreeMap<Vec<String>, i64>> = self
+            .0
+            .iter()
+            .map(|(m, c)| Some((m.clone(), c.checked_neg()?)))
+            .collect();
+        terms.map_or_else(|| Dim::overflow(&Dim::from_static(0), "-", self), Dim)
     }
 
     pub fn sub(&self, other: &Dim) -> Dim {
@@ -100,7 +114,10 @@ impl Dim {
             for (mb, cb) in &other.0 {
                 let mut m: Vec<String> = ma.iter().chain(mb).cloned().collect();
                 m.sort();
-                out = out.add(&Dim(BTreeMap::from([(m, ca.saturating_mul(*cb))])));
+                let Some(c) = ca.checked_mul(*cb) else {
+                    return Dim::overflow(self, "*", other);
+                };
+                out = out.add(&Dim(BTreeMap::from([(m, c)])));
             }
         }
         out
@@ -204,5 +221,20 @@ mod tests {
         assert_eq!(Dim::from(7).ceil_div(&2.into()).as_static(), Some(4));
         assert_eq!(n.mul(&2.into()).to_string(), "2*N");
         assert!(Dim::fresh("x.0").is_unknown() && !n.is_unknown());
+    }
+
+    #[test]
+    fn overflow_is_never_a_fixed_size() {
+        let big = Dim::from(1 << 32);
+        let square = big.mul(&big);
+        assert_eq!(square.as_static(), None, "{square}");
+        assert!(square.mentions_fresh());
+        assert_eq!(square, Dim::from(1 << 32).mul(&Dim::from(1 << 32)));
+        let max = Dim::from(i64::MAX);
+        assert_eq!(max.add(&1.into()).as_static(), None);
+        assert_eq!(Dim::from(i64::MIN).neg().as_static(), None);
+        assert_eq!(max.mul(&1.into()).as_static(), Some(i64::MAX));
+        let n = Dim::symbol("N");
+        assert_eq!(n.mul(&max).mul(&2.into()).as_static(), None);
     }
 }
