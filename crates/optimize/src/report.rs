@@ -192,12 +192,12 @@ impl Report {
 /// what stays dynamic (reason codes).
 fn static_summary(s: &StaticReport, report: &Report) -> String {
     let mut lines = vec![format!(
-        "static: {}: {} removed, {} left; {} other nodes still dynamic; {} rewrites; {} removed",
+        "static: {}: {} removed, {} left; {} still dynamic; {}; {} removed",
         plural(report.nonzero_nodes, "NonZero"),
         report.nonzero_rewritten(),
         report.nonzero_left(),
-        report.left.len() - report.nonzero_left(),
-        s.rewrites.len(),
+        plural(report.left.len() - report.nonzero_left(), "other node"),
+        plural(s.rewrites.len(), "rewrite"),
         plural(report.removed_nodes, "node"),
     )];
     lines.extend(s.rewrites.iter().map(|(_, line)| format!("static: {line}")));
@@ -209,13 +209,13 @@ fn static_summary(s: &StaticReport, report: &Report) -> String {
     lines.push(format!("static: inputs {}", inputs.join(", ")));
     if s.lowered > 0 {
         lines.push(format!(
-            "static: {} library ops lowered to standard ops first",
-            s.lowered
+            "static: {} lowered to standard ops first",
+            plural(s.lowered, "library op")
         ));
     }
     for (out, count, _) in &s.count_outputs {
         lines.push(format!(
-            "static: output {out} padded; its count is the output {count}"
+            "static: output '{out}' padded; its count is the output '{count}'"
         ));
     }
     for l in &report.left {

@@ -95,3 +95,22 @@ fn one_dimension_name_with_two_sizes_is_refused_naming_both() {
     );
     assert!(optimize_with(&bytes, &static_options(&[("a", &[4, 4]), ("b", &[4, 4])])).is_ok());
 }
+
+#[test]
+fn the_static_summary_quotes_names_and_counts_in_english() {
+    let mut options = static_options(&[("x", &[2, 3])]);
+    options.capacity = Some(4);
+    let (_, report) = optimize_with(&nonzero_of(&["a", "b"]), &options).expect("static");
+    let summary = report.summary();
+    let lines: Vec<&str> = summary.lines().collect();
+    assert_eq!(
+        lines[0],
+        "static: 1 NonZero: 1 removed, 0 left; 0 other nodes still dynamic; 1 rewrite; 0 nodes removed"
+    );
+    assert_eq!(lines[2], "static: inputs x [2, 3]");
+    assert_eq!(
+        lines[3],
+        "static: output 'y' padded; its count is the output 'y_count'"
+    );
+    assert_eq!(lines.len(), 4, "{summary}");
+}
