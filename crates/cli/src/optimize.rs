@@ -74,6 +74,14 @@ pub fn optimize_command(args: &OptimizeArgs) -> Result<()> {
         )),
         None => None,
     };
+    // For the tests of SIGINT and SIGTERM (crates/cli/tests/outputs.rs): a pause while the
+    // temporary files exist.
+    if let Some(ms) = std::env::var("NONZERO_TEST_PAUSE_BEFORE_RENAME_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
     // Everything succeeded: only now does anything take the place of a file.
     model.commit()?;
     println!("wrote {}", args.output.display());

@@ -18,8 +18,13 @@ pub fn ort_dylib_path(explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = std::env::var_os("ORT_DYLIB_PATH").filter(|p| !p.is_empty()) {
         return Ok(PathBuf::from(p));
     }
-    let roots = project_roots();
-    for root in &roots {
+    venv_ort_dylib_in(&project_roots())
+}
+
+/// The first of `roots` whose venvs hold the onnxruntime wheel's library, or an error that
+/// names where it looked and how to make one.
+fn venv_ort_dylib_in(roots: &[PathBuf]) -> Result<PathBuf> {
+    for root in roots {
         if let Some(lib) = venv_ort_dylib(root) {
             return Ok(lib);
         }
@@ -168,4 +173,50 @@ pub fn session(model: &[u8], library: Option<&Path>, threads: usize) -> Result<S
     builder
         .commit_from_memory(model)
         .map_err(|e| anyhow!("creating the session: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_projects_venvs_are_searched_and_the_error_says_where() {
+        let root = std::env::temp_dir().join(format!("nonzero-venv-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        let e = venv_ort_dylib_in(std::slice::from_ref(&root)).unwrap_err();
+        let r = root.display();
+        assert_eq!(
+            e.to_string(),
+            format!("no ONNX Runtime library: ORT_DYLIB_PATH is unset and no project venv has the onnxruntime wheel's libonnxruntime.so (looked for {r}/.venv*/lib/python3*/site-packages/onnxruntime/capi/libonnxruntime.so*); make it with `cd {r} && scripts/setup` (or `. scripts/env.sh; venv .venv requirements/ort-1.31.txt`), or pass --ort-dylib PATH or set ORT_DYLIB_PATH to a libonnxruntime.so")
+        );
+        // .venv first, then the other .venv* in name order; the newest name in a wheel.
+        let capi = |venv: &str| {
+            let dir = root
+                .join(venv)
+                .join("lib/python3.11/site-packages/onnxruntime/capi");
+            std::fs::create_dir_all(&dir).unwrap();
+            dir
+        };
+        let static_capi = capi(".venv-static");
+        std::fs::write(static_capi.join("libonnxruntime.so.1.31.1"), b"").unwrap();
+        std::fs::write(
+            capi(".venv-ort1.17").join("libonnxruntime_providers_shared.so"),
+            b"",
+        )
+        .unwrap();
+        let found = venv_ort_dylib_in(std::slice::from_ref(&root)).unwrap();
+        assert_eq!(found, static_capi.join("libonnxruntime.so.1.31.1"));
+        let main_capi = capi(".venv");
+        for name in [
+            "libonnxruntime.so",
+            "libonnxruntime.so.1.31.1",
+            "libonnxruntime_providers_shared.so",
+        ] {
+            std::fs::write(main_capi.join(name), b"").unwrap();
+        }
+        let found = venv_ort_dylib_in(std::slice::from_ref(&root)).unwrap();
+        assert_eq!(found, main_capi.join("libonnxruntime.so.1.31.1"));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }
