@@ -68,6 +68,8 @@ pub fn check_static(
     let model = ModelProto::decode(original)?;
     let selections = Selections::of(&model);
     let compacted = crate::selections::compacted(rewrites);
+    // A body's selection shows no length on a run: where one was compacted, it may be cut.
+    let bodies_cut = compacted.as_ref().is_none_or(|c| c.in_bodies);
     let (probed, probes) = selections.probed(&model);
     let probed = probed.encode_to_vec();
     let mut builtin = runner::session(&probed, None, 0).context("original model, built-in")?;
@@ -86,7 +88,7 @@ pub fn check_static(
                 .filter(|(n, t)| {
                     let node = selections.nonzeros.iter().find(|(o, _)| o == n);
                     node.is_some_and(|(_, node)| {
-                        compacted.as_ref().is_none_or(|c| c.contains(node))
+                        compacted.as_ref().is_none_or(|c| c.nodes.contains(node))
                     }) && t.shape.get(1).is_some_and(|&l| l as u64 > c as u64)
                 })
                 .map(|(n, _)| n)
@@ -106,7 +108,8 @@ pub fn check_static(
         }
         let (mut wants, mut gots) = (vec![], vec![]);
         for (name, value) in want.iter().filter(|(n, _)| !probes.contains(n)) {
-            let from_cut = capacity.is_some() && selections.computed_from_cut(name, &cut);
+            let from_cut =
+                capacity.is_some() && selections.computed_from_cut(name, &cut, bodies_cut);
             let Some((_, count_name, axis)) = padded(name) else {
                 if from_cut {
                     if !named.contains(name) {
@@ -125,6 +128,10 @@ pub fn check_static(
                     let most = length.min(usize::try_from(c).unwrap_or(usize::MAX));
                     if count > most {
                         bail!("check failed (seed {seed}): '{count_name}' is {count}, past {most} (the original's '{name}' has {length} along axis {axis}, the capacity is {c})");
+                    }
+                    // One selection, not nested in another: the first `most` are kept.
+                    if selections.one_selection(name) && count != most {
+                        bail!("check failed (seed {seed}): '{count_name}' is {count}, the original's '{name}' has {length} along axis {axis}, cut to the capacity {c}: {most}");
                     }
                 }
                 _ if count != length => bail!("check failed (seed {seed}): '{count_name}' is {count}, the original's '{name}' has {length} along axis {axis}"),

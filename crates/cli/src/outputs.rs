@@ -70,7 +70,6 @@ fn file_id(path: &Path) -> Result<FileId> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
-            let _ = &meta;
             return Ok(FileId::Existing(meta.dev(), meta.ino()));
         }
         #[cfg(not(unix))]

@@ -36,13 +36,21 @@ fn describe(node: &NodeProto) -> String {
     }
 }
 
-/// The main graph's NonZeros that `--static` compacted to a fixed capacity, as its report's
-/// `fixed-capacity` lines name them (`fixed capacity: NonZero NODE became [...`; a body's lines
-/// start with `in `). `None` where a line does not read so: then every selection may be cut.
-pub fn compacted(rewrites: &[(String, String)]) -> Option<BTreeSet<String>> {
-    let mut nodes = BTreeSet::new();
+/// What `--static` compacted to a fixed capacity, as its report's `fixed-capacity` lines name
+/// it (`fixed capacity: NonZero NODE became [...`): the main graph's NonZeros, and whether any
+/// in a body (its lines start with `in `). `None` where a line does not read so: then every
+/// selection may be cut.
+#[derive(Debug, Clone, Default)]
+pub struct Compacted {
+    pub nodes: BTreeSet<String>,
+    pub in_bodies: bool,
+}
+
+pub fn compacted(rewrites: &[(String, String)]) -> Option<Compacted> {
+    let mut found = Compacted::default();
     for (_, line) in rewrites.iter().filter(|(k, _)| k == "fixed-capacity") {
         if line.starts_with("in ") {
+            found.in_bodies = true;
             continue;
         }
         let node = line
@@ -50,9 +58,9 @@ pub fn compacted(rewrites: &[(String, String)]) -> Option<BTreeSet<String>> {
             .split(" became [")
             .next()
             .filter(|_| line.contains(" became ["))?;
-        nodes.insert(node.to_string());
+        found.nodes.insert(node.to_string());
     }
-    Some(nodes)
+    Some(found)
 }
 
 fn subgraphs(node: &NodeProto) -> impl Iterator<Item = &GraphProto> {
@@ -170,10 +178,24 @@ impl Selections {
         (model, added)
     }
 
-    /// Whether `output`, on a run where the selections `cut` were cut, is computed from a cut one.
-    pub fn computed_from_cut(&self, output: &str, cut: &BTreeSet<&String>) -> bool {
+    /// Whether `output`, on a run where the selections `cut` were cut (and, with
+    /// `bodies_cut`, those in If, Loop and Scan bodies), is computed from a cut one.
+    pub fn computed_from_cut(
+        &self,
+        output: &str,
+        cut: &BTreeSet<&String>,
+        bodies_cut: bool,
+    ) -> bool {
         self.feeds
             .get(output)
-            .is_some_and(|(sel, body)| *body || sel.iter().any(|s| cut.contains(s)))
+            .is_some_and(|(sel, body)| (*body && bodies_cut) || sel.iter().any(|s| cut.contains(s)))
+    }
+
+    /// Whether `output` is computed from exactly one selection of the main graph (not one
+    /// nested in another, nor a body's).
+    pub fn one_selection(&self, output: &str) -> bool {
+        self.feeds
+            .get(output)
+            .is_some_and(|(sel, body)| !*body && sel.len() == 1)
     }
 }

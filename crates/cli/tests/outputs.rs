@@ -2,6 +2,8 @@
 //! temporary directory, real links and a real FIFO. Each refusal is checked for its exact
 //! message, exit code 1, the input byte for byte, and a directory holding just what it held.
 
+#![cfg(unix)]
+
 mod common;
 
 use common::{command, listing, model, nonzero, stderr, stdout};
