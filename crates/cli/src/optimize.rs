@@ -83,11 +83,11 @@ pub fn optimize_command(args: &OptimizeArgs) -> Result<()> {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
     // Everything succeeded: only now does anything take the place of a file.
-    model.commit()?;
-    println!("wrote {}", args.output.display());
     if let Some((path, staged)) = report_file {
         staged.commit()?;
         println!("wrote the report to {}", path.display());
     }
+    model.commit()?;
+    println!("wrote {}", args.output.display());
     Ok(())
 }
