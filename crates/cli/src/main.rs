@@ -51,7 +51,7 @@ enum Command {
         /// The NonZero custom-op library (default: $NONZERO_ORT_LIB or target/release/libnonzero_ort.so).
         #[arg(long, conflicts_with = "builtin")]
         library: Option<PathBuf>,
-        /// libonnxruntime.so (default: $ORT_DYLIB_PATH).
+        /// libonnxruntime.so (default: $ORT_DYLIB_PATH, else the onnxruntime wheel's in the project's .venv).
         #[arg(long)]
         ort_dylib: Option<PathBuf>,
         /// Run with ORT's built-in NonZero (no custom-op library).
@@ -83,7 +83,7 @@ enum Command {
         /// The custom-op library for --check (default: $NONZERO_ORT_LIB or target/release).
         #[arg(long)]
         library: Option<PathBuf>,
-        /// libonnxruntime.so for --check (default: $ORT_DYLIB_PATH).
+        /// libonnxruntime.so for --check (default: $ORT_DYLIB_PATH, else the onnxruntime wheel's in the project's .venv).
         #[arg(long)]
         ort_dylib: Option<PathBuf>,
         /// Seeds per symbolic size for --check.

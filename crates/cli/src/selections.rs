@@ -199,3 +199,103 @@ impl Selections {
             .is_some_and(|(sel, body)| !*body && sel.len() == 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nonzero_proto::onnx::{AttributeProto, ModelProto};
+
+    fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
+        NodeProto {
+            op_type: Some(op.into()),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![output.into()],
+            ..Default::default()
+        }
+    }
+
+    fn output(name: &str) -> ValueInfoProto {
+        ValueInfoProto {
+            name: Some(name.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn outputs_know_the_selections_they_are_computed_from() {
+        let body = GraphProto {
+            node: vec![node("NonZero", &["x"], "inner")],
+            output: vec![output("inner")],
+            ..Default::default()
+        };
+        let mut branch = node("If", &["cond"], "from_body");
+        branch.attribute.push(AttributeProto {
+            name: Some("then_branch".into()),
+            g: Some(body),
+            ..Default::default()
+        });
+        // Out of order: the ReduceSum comes before the NonZero it reads through the Transpose.
+        let graph = GraphProto {
+            node: vec![
+                node("ReduceSum", &["t"], "sum"),
+                node("NonZero", &["m"], "nz"),
+                node("Transpose", &["nz"], "t"),
+                branch,
+                node("Identity", &["x"], "plain"),
+                node("Add", &["sum", "from_body"], "both"),
+            ],
+            output: ["sum", "from_body", "plain", "both", "nz"]
+                .map(output)
+                .to_vec(),
+            ..Default::default()
+        };
+        let model = ModelProto {
+            graph: Some(graph),
+            ..Default::default()
+        };
+        let s = Selections::of(&model);
+        assert_eq!(
+            s.nonzeros,
+            [("nz".to_string(), "<NonZero -> nz>".to_string())]
+        );
+        let nz = "nz".to_string();
+        let cut: BTreeSet<&String> = [&nz].into();
+        let none = BTreeSet::new();
+        for (out, from_cut, from_body_only, one) in [
+            ("sum", true, false, true),
+            ("from_body", false, true, false),
+            ("plain", false, false, false),
+            ("both", true, true, false),
+            ("nz", true, false, true),
+        ] {
+            assert_eq!(s.computed_from_cut(out, &cut, false), from_cut, "{out}");
+            assert_eq!(
+                s.computed_from_cut(out, &none, true),
+                from_body_only,
+                "{out}"
+            );
+            assert!(!s.computed_from_cut(out, &none, false), "{out}");
+            assert_eq!(s.one_selection(out), one, "{out}");
+        }
+        // The probe makes the NonZero's output a graph output only where it is not one.
+        let (_, added) = s.probed(&model);
+        assert!(added.is_empty());
+    }
+
+    #[test]
+    fn the_compacted_nonzeros_are_read_from_the_static_report() {
+        let line = |l: &str| ("fixed-capacity".to_string(), l.to_string());
+        let found = compacted(&[
+            line("fixed capacity: NonZero /NonZero became [2, 3] coordinates padded with -1 (outputs: 4)"),
+            ("count".to_string(), "count: anything".to_string()),
+        ])
+        .unwrap();
+        assert_eq!(found.nodes, ["/NonZero".to_string()].into());
+        assert!(!found.in_bodies);
+        let body = compacted(&[line(
+            "in main/If.then_branch: fixed capacity: NonZero a became [1, 3] ...",
+        )]);
+        assert!(body.unwrap().in_bodies);
+        assert!(compacted(&[line("another wording")]).is_none());
+    }
+}
