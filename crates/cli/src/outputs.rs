@@ -65,7 +65,7 @@ enum FileId {
     New(PathBuf),
 }
 
-fn file_id(path: &Path) -> Result<FileId> {
+fn file_id(path: &Path, what: &str) -> Result<FileId> {
     if let Ok(meta) = std::fs::metadata(path) {
         #[cfg(unix)]
         {
@@ -82,8 +82,13 @@ fn file_id(path: &Path) -> Result<FileId> {
         .file_name()
         .ok_or_else(|| anyhow!("'{}' is not a file path", path.display()))?;
     let dir = directory_of(path);
-    let dir = std::fs::canonicalize(&dir)
-        .with_context(|| format!("'{}': no directory '{}'", path.display(), dir.display()))?;
+    let dir = std::fs::canonicalize(&dir).with_context(|| {
+        format!(
+            "cannot write the {what} '{}': no directory '{}'",
+            path.display(),
+            dir.display()
+        )
+    })?;
     Ok(FileId::New(dir.join(name)))
 }
 
@@ -125,8 +130,8 @@ fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
 /// Refuses, before anything is read, an output or report path that names the input file or
 /// the other output, and an output that exists but is not a regular file.
 pub fn refuse_clobbering(input: &Path, output: &Path, report: Option<&Path>) -> Result<()> {
-    let input_id = file_id(input).ok();
-    let output_id = file_id(output)?;
+    let input_id = file_id(input, "input").ok();
+    let output_id = file_id(output, "output")?;
     if input_id.as_ref() == Some(&output_id) {
         bail!(
             "the output '{}' is the input '{}' (the same file): nonzero optimize never overwrites its input; name another output file",
@@ -135,7 +140,7 @@ pub fn refuse_clobbering(input: &Path, output: &Path, report: Option<&Path>) -> 
         );
     }
     if let Some(report) = report {
-        let report_id = file_id(report)?;
+        let report_id = file_id(report, "report")?;
         if input_id.as_ref() == Some(&report_id) {
             bail!(
                 "the report '{}' (--report-json) is the input '{}' (the same file): nonzero optimize never overwrites its input; name another report file",

@@ -131,6 +131,11 @@ fn an_output_that_is_not_a_regular_file_is_refused() {
             "the output '/dev/null' exists and is a character device, not a regular file: {why}"
         ),
     );
+    refused(
+        d,
+        &["m.onnx", "nodir/o.onnx"],
+        "cannot write the output 'nodir/o.onnx': no directory 'nodir': No such file or directory (os error 2)",
+    );
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
 }
