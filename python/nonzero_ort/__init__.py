@@ -116,7 +116,12 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback
 
     ``static=True`` is ``nonzero optimize --static`` (docs/static.md): standard ONNX ops only and
     no data-dependent shape. ``input_shapes`` maps input names to fixed shapes (``--input-shape``),
-    ``capacity`` bounds each data-dependent output (``--capacity``), ``allow_dynamic=True``
+    each a sequence of ints (anything ``operator.index`` takes, NumPy integers included; not a bool,
+    a float or a string); ``capacity`` bounds each data-dependent output (``--capacity``): an int of
+    at least 1, or a dict from graph output names to such ints (per-output capacities: until the
+    Rust side takes them, NotImplementedError). A bad type raises TypeError, a size below 0 or a
+    capacity below 1 ValueError, a value past int64 OverflowError, each naming the argument and
+    the value. ``allow_dynamic=True``
     returns the model even when nodes stay dynamic (the report lists them); otherwise that, or an
     input without a fixed shape, raises ValueError naming each. Raises ValueError when the input is
     not an ONNX model, is an invalid one (the message names the node and the name), or the
@@ -143,16 +148,8 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback
     for name, flag in (("static", static), ("allow_dynamic", allow_dynamic)):
         if not isinstance(flag, bool):
             raise TypeError(f"nonzero_ort.optimize: {name} must be True or False, got {flag!r}")
-    if capacity is not None and (isinstance(capacity, bool) or not isinstance(capacity, int)):
-        raise TypeError(f"nonzero_ort.optimize: capacity must be an int or None, got {capacity!r}")
-    shapes = {}
-    for name, dims in (input_shapes or {}).items():
-        if not isinstance(name, str):
-            raise TypeError(f"nonzero_ort.optimize: input_shapes keys are input names, got {name!r}")
-        try:
-            shapes[name] = [int(d) for d in dims]
-        except (TypeError, ValueError):
-            raise TypeError(f"nonzero_ort.optimize: input_shapes[{name!r}] must be a sequence of ints, got {dims!r}") from None
+    shapes = _input_shapes(input_shapes)
+    capacity = _capacity(capacity)
     # The options travel as one JSON object (nonzero_optimize::Options::from_json), so that
     # options the Rust side grows need no new C ABI. Static-only keys go only when set, so that
     # the Rust side's "applies only with static" check names what the caller passed.
@@ -188,8 +185,95 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback
             message = ctypes.string_at(error).decode("utf-8", "replace")
         finally:
             lib.nonzero_ort_free_string(error)
+        if isinstance(capacity, dict) and message.startswith("options: invalid type: map"):
+            # The Rust Options take one capacity for every output so far.
+            raise NotImplementedError(
+                "nonzero_ort.optimize: capacity as a dict (one capacity per graph output) is not "
+                "supported yet: per-output capacities are coming with the static work on real models; "
+                "pass one int for every output"
+            )
         raise ValueError(f"nonzero_ort.optimize: {message}")
     raise RuntimeError(f"nonzero_ort.optimize: the library refused the call (status {status})")
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _integer(value, what):
+    """``value`` as an int, as ``operator.index`` takes it (NumPy integers included), never a
+    bool, a float or a string; TypeError otherwise, OverflowError past int64. ``what`` names it."""
+    import operator
+
+    numpy_bool = type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
+    if isinstance(value, bool) or numpy_bool:
+        raise TypeError(f"nonzero_ort.optimize: {what} must be an int, got {value!r}")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise TypeError(f"nonzero_ort.optimize: {what} must be an int, got {value!r}") from None
+    if not -_INT64_MAX - 1 <= number <= _INT64_MAX:
+        raise OverflowError(f"nonzero_ort.optimize: {what} is {number}, past int64 (at most {_INT64_MAX})")
+    return number
+
+
+def _input_shapes(input_shapes):
+    """``input_shapes``: a dict from input names to sequences of ints, each 0 or more."""
+    from collections.abc import Mapping
+
+    if input_shapes is None:
+        return {}
+    if not isinstance(input_shapes, Mapping):
+        raise TypeError(
+            "nonzero_ort.optimize: input_shapes must be a dict from input names to sequences of ints, "
+            f"got {input_shapes!r}"
+        )
+    shapes = {}
+    for name, dims in input_shapes.items():
+        if not isinstance(name, str):
+            raise TypeError(f"nonzero_ort.optimize: input_shapes keys are input names (str), got {name!r}")
+        what = f"input_shapes[{name!r}]"
+        # A string is a sequence too, of characters: "453" is not [4, 5, 3].
+        if isinstance(dims, (str, bytes, bytearray, memoryview, Mapping, set, frozenset)):
+            raise TypeError(f"nonzero_ort.optimize: {what} must be a sequence of ints, got {dims!r}")
+        try:
+            items = list(dims)
+        except TypeError:
+            raise TypeError(f"nonzero_ort.optimize: {what} must be a sequence of ints, got {dims!r}") from None
+        sizes = [_integer(d, f"{what}[{i}]") for i, d in enumerate(items)]
+        for i, d in enumerate(sizes):
+            if d < 0:
+                raise ValueError(f"nonzero_ort.optimize: {what}[{i}] must be 0 or more, got {d}")
+        shapes[name] = sizes
+    return shapes
+
+
+def _capacity(capacity):
+    """``capacity``: None, an int of at least 1, or a dict from graph output names to such ints."""
+    from collections.abc import Mapping
+
+    if capacity is None:
+        return None
+    if isinstance(capacity, Mapping):
+        caps = {}
+        for name, value in capacity.items():
+            if not isinstance(name, str):
+                raise TypeError(f"nonzero_ort.optimize: capacity keys are graph output names (str), got {name!r}")
+            caps[name] = _capacity_value(value, f"capacity[{name!r}]")
+        return caps or None
+    try:
+        return _capacity_value(capacity, "capacity")
+    except TypeError:
+        raise TypeError(
+            "nonzero_ort.optimize: capacity must be an int, a dict from graph output names to ints, "
+            f"or None, got {capacity!r}"
+        ) from None
+
+
+def _capacity_value(value, what):
+    number = _integer(value, what)
+    if number < 1:
+        raise ValueError(f"nonzero_ort.optimize: {what} must be at least 1, got {number}")
+    return number
 
 
 # The providers nonzero_optimize::Provider knows.

@@ -8,7 +8,10 @@ use nonzero_ort_runner::{self as runner, RunOptions, Status};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod check;
 mod optimize;
+mod outputs;
+mod selections;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -48,7 +51,7 @@ enum Command {
         /// The NonZero custom-op library (default: $NONZERO_ORT_LIB or target/release/libnonzero_ort.so).
         #[arg(long, conflicts_with = "builtin")]
         library: Option<PathBuf>,
-        /// libonnxruntime.so (default: $ORT_DYLIB_PATH).
+        /// libonnxruntime.so (default: $ORT_DYLIB_PATH, else the onnxruntime wheel's in the project's .venv).
         #[arg(long)]
         ort_dylib: Option<PathBuf>,
         /// Run with ORT's built-in NonZero (no custom-op library).
@@ -80,7 +83,7 @@ enum Command {
         /// The custom-op library for --check (default: $NONZERO_ORT_LIB or target/release).
         #[arg(long)]
         library: Option<PathBuf>,
-        /// libonnxruntime.so for --check (default: $ORT_DYLIB_PATH).
+        /// libonnxruntime.so for --check (default: $ORT_DYLIB_PATH, else the onnxruntime wheel's in the project's .venv).
         #[arg(long)]
         ort_dylib: Option<PathBuf>,
         /// Seeds per symbolic size for --check.
@@ -115,8 +118,13 @@ enum Command {
         input_shape: Vec<String>,
         /// With --static: the most coordinates (or rows) a data-dependent output holds; past it
         /// the first N in row-major order are kept. Default: the mask's element count.
-        #[arg(long, value_name = "N", requires = "static_shapes")]
-        capacity: Option<i64>,
+        #[arg(
+            long,
+            value_name = "N",
+            requires = "static_shapes",
+            allow_hyphen_values = true
+        )]
+        capacity: Option<String>,
         /// With --static: write the model even if nodes stay dynamic (they are reported).
         #[arg(long, requires = "static_shapes")]
         allow_dynamic: bool,
@@ -142,6 +150,19 @@ fn parse_input_shape(text: &str) -> Result<(String, Vec<i64>)> {
         })
         .collect::<Result<Vec<i64>>>()?;
     Ok((name.to_string(), dims))
+}
+
+/// `--capacity N`: a positive integer. Read here rather than by clap, so that `--capacity -1`
+/// and `--capacity=-1` get the same message (clap would suggest `-- -1` for the first).
+fn parse_capacity(text: &str) -> Result<i64> {
+    match text.trim().parse::<i64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => bail!(
+            "--capacity must be a positive integer of at most {}, got {text}",
+            i64::MAX
+        ),
+        _ => bail!("--capacity must be a positive integer, got {text}"),
+    }
 }
 
 /// A closed pipe (`nonzero optimize -v ... | head`) ends the process quietly, as it does other
@@ -210,7 +231,7 @@ fn real_main() -> Result<ExitCode> {
                     no_fallback,
                     static_shapes,
                     input_shapes,
-                    capacity,
+                    capacity: capacity.as_deref().map(parse_capacity).transpose()?,
                     allow_dynamic,
                 },
             })?;
