@@ -5,6 +5,7 @@
 use crate::selections::Selections;
 use anyhow::{anyhow, bail, Context, Result};
 use nonzero_harness::Tensor;
+use nonzero_optimize::StaticReport;
 use nonzero_ort_runner::{self as runner, Status};
 use nonzero_proto::onnx::ModelProto;
 use nonzero_proto::Message;
@@ -60,16 +61,16 @@ pub fn check_static(
     prepared: &Prepared,
     original: &[u8],
     rewritten: &[u8],
-    count_outputs: &[(String, String, usize)],
-    rewrites: &[(String, String)],
+    report: &StaticReport,
     capacity: Option<i64>,
 ) -> Result<()> {
     let fixed = ModelProto::decode(rewritten)?;
     let model = ModelProto::decode(original)?;
     let selections = Selections::of(&model);
-    let compacted = crate::selections::compacted(rewrites);
+    let count_outputs = &report.count_outputs;
+    let compacted = crate::selections::compacted(report);
     // A body's selection shows no length on a run: where one was compacted, it may be cut.
-    let bodies_cut = compacted.as_ref().is_none_or(|c| c.in_bodies);
+    let bodies_cut = compacted.in_bodies;
     let (probed, probes) = selections.probed(&model);
     let probed = probed.encode_to_vec();
     let mut builtin = runner::session(&probed, None, 0).context("original model, built-in")?;
@@ -87,9 +88,8 @@ pub fn check_static(
                 .iter()
                 .filter(|(n, t)| {
                     let node = selections.nonzeros.iter().find(|(o, _)| o == n);
-                    node.is_some_and(|(_, node)| {
-                        compacted.as_ref().is_none_or(|c| c.nodes.contains(node))
-                    }) && t.shape.get(1).is_some_and(|&l| l as u64 > c as u64)
+                    node.is_some_and(|(_, node)| compacted.nodes.contains(node))
+                        && t.shape.get(1).is_some_and(|&l| l as u64 > c as u64)
                 })
                 .map(|(n, _)| n)
                 .collect(),

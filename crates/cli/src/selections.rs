@@ -2,6 +2,7 @@
 //! (NonZero) feeds, and how long each selection is on a given run, so that the check knows which
 //! selections the capacity cut on that run and which outputs were computed from them.
 
+use nonzero_optimize::StaticReport;
 use nonzero_proto::onnx::{
     type_proto, GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto,
 };
@@ -36,31 +37,24 @@ fn describe(node: &NodeProto) -> String {
     }
 }
 
-/// What `--static` compacted to a fixed capacity, as its report's `fixed-capacity` lines name
-/// it (`fixed capacity: NonZero NODE became [...`): the main graph's NonZeros, and whether any
-/// in a body (its lines start with `in `). `None` where a line does not read so: then every
-/// selection may be cut.
+/// What `--static` compacted to a fixed capacity (its report's `compacted`): the main graph's
+/// NonZeros, and whether any in a body.
 #[derive(Debug, Clone, Default)]
 pub struct Compacted {
     pub nodes: BTreeSet<String>,
     pub in_bodies: bool,
 }
 
-pub fn compacted(rewrites: &[(String, String)]) -> Option<Compacted> {
+pub fn compacted(report: &StaticReport) -> Compacted {
     let mut found = Compacted::default();
-    for (_, line) in rewrites.iter().filter(|(k, _)| k == "fixed-capacity") {
-        if line.starts_with("in ") {
+    for (graph, node) in &report.compacted {
+        if graph == "main" {
+            found.nodes.insert(node.clone());
+        } else {
             found.in_bodies = true;
-            continue;
         }
-        let node = line
-            .strip_prefix("fixed capacity: NonZero ")?
-            .split(" became [")
-            .next()
-            .filter(|_| line.contains(" became ["))?;
-        found.nodes.insert(node.to_string());
     }
-    Some(found)
+    found
 }
 
 fn subgraphs(node: &NodeProto) -> impl Iterator<Item = &GraphProto> {
@@ -284,18 +278,19 @@ mod tests {
 
     #[test]
     fn the_compacted_nonzeros_are_read_from_the_static_report() {
-        let line = |l: &str| ("fixed-capacity".to_string(), l.to_string());
-        let found = compacted(&[
-            line("fixed capacity: NonZero /NonZero became [2, 3] coordinates padded with -1 (outputs: 4)"),
-            ("count".to_string(), "count: anything".to_string()),
-        ])
-        .unwrap();
+        let report = |compacted: &[(&str, &str)]| StaticReport {
+            compacted: compacted
+                .iter()
+                .map(|(g, n)| (g.to_string(), n.to_string()))
+                .collect(),
+            ..StaticReport::default()
+        };
+        let found = compacted(&report(&[("main", "/NonZero")]));
         assert_eq!(found.nodes, ["/NonZero".to_string()].into());
         assert!(!found.in_bodies);
-        let body = compacted(&[line(
-            "in main/If.then_branch: fixed capacity: NonZero a became [1, 3] ...",
-        )]);
-        assert!(body.unwrap().in_bodies);
-        assert!(compacted(&[line("another wording")]).is_none());
+        let body = compacted(&report(&[("main/If.then_branch", "a")]));
+        assert!(body.in_bodies && body.nodes.is_empty());
+        let none = compacted(&report(&[]));
+        assert!(none.nodes.is_empty() && !none.in_bodies);
     }
 }

@@ -120,9 +120,10 @@ impl StaticPass<'_> {
                 );
                 continue;
             };
+            let compacted_node = describe(node);
             let line = format!(
                 "fixed capacity: NonZero {} became [{}, {}] coordinates padded with -1 (outputs: {})",
-                describe(node),
+                compacted_node,
                 dims.len(),
                 compacted.capacity,
                 compact::outputs_text(&flow)
@@ -190,6 +191,9 @@ impl StaticPass<'_> {
             self.summary
                 .rewrites
                 .push(("fixed-capacity".to_string(), scope.line(line)));
+            self.summary
+                .compacted
+                .push((scope.label.to_string(), compacted_node));
         }
     }
 }

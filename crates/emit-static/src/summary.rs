@@ -16,6 +16,9 @@ pub struct StaticReport {
     pub rewrites: Vec<(String, String)>,
     /// Padded graph outputs: (name, its `<name>_count` output, the padded axis).
     pub count_outputs: Vec<(String, String, usize)>,
+    /// Every NonZero given a fixed capacity: (its graph's label, `main` or a body's path; the
+    /// node as reports name it). Not in the JSON report (its `rewrites` say the same in words).
+    pub compacted: Vec<(String, String)>,
 }
 
 pub fn dims_text(dims: &[i64]) -> String {
