@@ -16,7 +16,7 @@ baseline from the commit you branch from into another target dir, then
 
 prints one line per difference and a summary, and exits 1 if anything differs.
 
-The golden (CI, scripts/test's `rust` stage): tests/golden/optimize_identity.txt holds, for each
+The golden (CI: scripts/test's `identity` stage): tests/golden/optimize_identity.txt holds, for each
 (model, option set), the exit status and the sha256 (first 16 hex digits) of the output model,
 the report, stdout and stderr, one sorted line each.
 
@@ -271,9 +271,10 @@ def main():
         f" {elapsed:.1f} s with {args.jobs} jobs"
     )
     if problems and args.check:
+        write = ["--write" if a == "--check" else a for a in sys.argv[1:]]
         print(
             "If this change means to change behaviour: regenerate with\n"
-            f"  .venv/bin/python benches/optimize_identity.py --write {' '.join(args.binaries)}\n"
+            f"  .venv/bin/python benches/optimize_identity.py {' '.join(write)}\n"
             "and say in the commit message which behaviour changed (see this script's docstring)."
         )
     sys.exit(1 if problems else 0)
