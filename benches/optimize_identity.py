@@ -48,7 +48,8 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Resolved, so that the masked paths and the golden's model names agree under a symlinked checkout.
+ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 GOLDEN = os.path.join(ROOT, "tests", "golden", "optimize_identity.txt")
 DEFAULT_BINARY = os.path.join(ROOT, "target", "release", "nonzero")
 # (name, options); the static sets also get the model's --input-shape options (static_shapes).
@@ -62,6 +63,8 @@ OPTION_SETS = [
 KEYS = ("status", "model", "report", "stdout", "stderr")
 HASH_DIGITS = 16
 PID_TMP = re.compile(rb"\.[0-9]+\.tmp")
+# A run that takes longer (SSDlite --static: about 3 s) has hung: its status is "timeout".
+RUN_TIMEOUT_S = 600
 
 
 def static_shapes():
@@ -97,10 +100,14 @@ def run(binary, model, options, out_dir):
     for path in (out, report):
         if os.path.exists(path):
             os.remove(path)
-    proc = subprocess.run(
-        [binary, "optimize", model, out, "--report-json", report, *options],
-        capture_output=True,
-    )
+    try:
+        proc = subprocess.run(
+            [binary, "optimize", model, out, "--report-json", report, *options],
+            capture_output=True,
+            timeout=RUN_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired as e:
+        proc = subprocess.CompletedProcess(e.cmd, "timeout", e.stdout or b"", e.stderr or b"")
 
     def read(path):
         if not os.path.exists(path):
@@ -211,7 +218,7 @@ def main():
             parser.error(f"{binary}: not an executable")
     models = sorted(
         os.path.join(d, f)
-        for d, _, files in os.walk(args.models)
+        for d, _, files in os.walk(os.path.realpath(args.models))
         for f in files
         if f.endswith(".onnx")
     )
