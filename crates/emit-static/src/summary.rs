@@ -3,6 +3,7 @@
 
 use nonzero_rewrite_analysis::findings::Left;
 use nonzero_rewrite_graph::text::quote;
+use std::collections::BTreeMap;
 
 /// What static mode did, besides the nodes it left (in [`crate::Tally`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -84,7 +85,25 @@ pub fn still_dynamic(left: &[Left]) -> Option<String> {
         n => format!("{n} nodes are"),
     };
     Some(format!(
-        "{count} still dynamic, nothing written (--allow-dynamic writes it anyway):\n  {}",
-        lines.join("\n  ")
+        "{count} still dynamic, nothing written (--allow-dynamic writes it anyway):\n  {}\n{}",
+        lines.join("\n  "),
+        tally(left)
     ))
+}
+
+/// One line for the nodes left dynamic, by op and reason code:
+/// `still dynamic: 180 NonZero shape-not-fixed, 1 NonMaxSuppression data-dependent`.
+pub fn tally(left: &[Left]) -> String {
+    let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for l in left {
+        *counts.entry((l.op.as_str(), l.reason.code())).or_insert(0) += 1;
+    }
+    let mut parts: Vec<((&str, &str), usize)> = counts.into_iter().collect();
+    // The most frequent first; ties in op, then code order.
+    parts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let parts: Vec<String> = parts
+        .iter()
+        .map(|((op, code), n)| format!("{n} {op} {code}"))
+        .collect();
+    format!("still dynamic: {}", parts.join(", "))
 }

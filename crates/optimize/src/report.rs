@@ -228,5 +228,11 @@ fn static_summary(s: &StaticReport, report: &Report) -> String {
             l.detail
         ));
     }
+    if !report.left.is_empty() {
+        lines.push(format!(
+            "static: {}",
+            nonzero_emit_static::summary::tally(&report.left)
+        ));
+    }
     lines.join("\n")
 }

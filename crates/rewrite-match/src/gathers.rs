@@ -110,7 +110,7 @@ pub fn leading_dims_match(
                 axis,
                 other: data.to_string(),
                 other_axis: axis,
-                size: size.to_string(),
+                size: size.report_text(),
             }),
     );
     Ok(facts)

@@ -114,3 +114,30 @@ fn the_static_summary_quotes_names_and_counts_in_english() {
     );
     assert_eq!(lines.len(), 4, "{summary}");
 }
+
+#[test]
+fn what_stays_dynamic_ends_in_a_tally() {
+    let g = graph(
+        vec![
+            node("Unique", &["x"], &["u"], vec![]),
+            node("NonZero", &["u"], &["y"], vec![]),
+        ],
+        vec![value("x", DataType::Float, Some(&["6"]))],
+        &["y"],
+        vec![],
+    );
+    let bytes = model(g, 17);
+    let why = static_error(&bytes, &static_options(&[]));
+    assert_eq!(
+        why.lines().last(),
+        Some("still dynamic: 1 NonZero shape-not-fixed, 1 Unique data-dependent"),
+        "{why}"
+    );
+    let mut options = static_options(&[]);
+    options.allow_dynamic = true;
+    let (_, report) = optimize_with(&bytes, &options).expect("written with --allow-dynamic");
+    assert_eq!(
+        report.summary().lines().last(),
+        Some("static: still dynamic: 1 NonZero shape-not-fixed, 1 Unique data-dependent")
+    );
+}

@@ -6,6 +6,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// The longest size text a report writes ([`Dim::report_text`]).
+pub const MAX_SIZE_TEXT: usize = 120;
+
 /// One size, in canonical form: monomial (sorted atoms, repeated for powers) -> coefficient,
 /// with no zero coefficients.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -57,6 +60,41 @@ impl Dim {
     /// True for a size about which nothing is known (one fresh atom).
     pub fn is_unknown(&self) -> bool {
         matches!(self.0.iter().next(), Some((m, 1)) if self.0.len() == 1 && m.len() == 1 && m[0].starts_with('?'))
+    }
+
+    /// The size as reports write it: its canonical text up to [`MAX_SIZE_TEXT`] characters;
+    /// past that, what it depends on (the tensor of its first size known only at run time, or
+    /// its first named size), so that one unfolded size cannot fill a report.
+    pub fn report_text(&self) -> String {
+        let text = self.to_string();
+        if text.len() <= MAX_SIZE_TEXT {
+            return text;
+        }
+        if let Some(tensor) = self.first_unknown_tensor() {
+            return format!("(depends on {tensor}, whose size is not fixed)");
+        }
+        match self.0.keys().flatten().next() {
+            Some(atom) => format!("(a size of {} characters over '{atom}')", text.len()),
+            None => format!("(a size of {} characters)", text.len()),
+        }
+    }
+
+    /// The tensor whose size, known only at run time, this size first depends on: the fresh
+    /// atom `?name.axis` (or `?nnz:name`, a NonZero's count) first in its text.
+    pub fn first_unknown_tensor(&self) -> Option<String> {
+        let text = self.to_string();
+        let rest = &text[text.find('?')? + 1..];
+        let atom = &rest[..rest
+            .find([')', '(', '*', '+', ' ', ','])
+            .unwrap_or(rest.len())];
+        let atom = atom.strip_prefix("nnz:").unwrap_or(atom);
+        let name = match atom.rsplit_once('.') {
+            Some((name, axis)) if !axis.is_empty() && axis.bytes().all(|b| b.is_ascii_digit()) => {
+                name
+            }
+            _ => atom,
+        };
+        (!name.is_empty()).then(|| name.to_string())
     }
 
     /// True when some atom is (or contains) a fresh size, which only its own graph can name.
@@ -236,5 +274,35 @@ mod tests {
         assert_eq!(max.mul(&1.into()).as_static(), Some(i64::MAX));
         let n = Dim::symbol("N");
         assert_eq!(n.mul(&max).mul(&2.into()).as_static(), None);
+    }
+
+    #[test]
+    fn long_sizes_are_reported_by_what_they_depend_on() {
+        let pad = Dim::fresh("/model/transform/Pad_output_0.1");
+        let mut long = pad.clone();
+        for _ in 0..12 {
+            long = long.add(&(-1).into()).floor_div(&2.into());
+        }
+        assert!(long.to_string().len() > 120, "{long}");
+        assert_eq!(
+            long.report_text(),
+            "(depends on /model/transform/Pad_output_0, whose size is not fixed)"
+        );
+        assert_eq!(pad.report_text(), "?/model/transform/Pad_output_0.1");
+        let count = Dim::fresh("nnz:/NonZero_output_0");
+        assert_eq!(
+            count.first_unknown_tensor().as_deref(),
+            Some("/NonZero_output_0")
+        );
+        let params = (0..40).fold(Dim::from(0), |d, i| {
+            d.add(&Dim::param(&format!("n{i}")).mul(&Dim::param("batch")))
+        });
+        assert_eq!(
+            params.report_text(),
+            format!(
+                "(a size of {} characters over 'batch')",
+                params.to_string().len()
+            )
+        );
     }
 }

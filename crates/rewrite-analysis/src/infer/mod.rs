@@ -53,7 +53,7 @@ impl TensorInfo {
                         if x.is_unknown() {
                             "?".into()
                         } else {
-                            x.to_string()
+                            x.report_text()
                         }
                     })
                     .collect();
