@@ -117,9 +117,9 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback
     ``static=True`` is ``nonzero optimize --static`` (docs/static.md): standard ONNX ops only and
     no data-dependent shape. ``input_shapes`` maps input names to fixed shapes (``--input-shape``),
     each a sequence of ints (anything ``operator.index`` takes, NumPy integers included; not a bool,
-    a float or a string); ``capacity`` bounds each data-dependent output (``--capacity``): an int of
-    at least 1, or a dict from graph output names to such ints (per-output capacities: until the
-    Rust side takes them, NotImplementedError). A bad type raises TypeError, a size below 0 or a
+    a float or a string); ``capacity`` bounds each data-dependent output (``--capacity N``): an int
+    of at least 1, or a dict from graph output names to such ints, each capping the selections that
+    reach that output of the main graph (``--capacity NAME=N``). A bad type raises TypeError, a size below 0 or a
     capacity below 1 ValueError, a value past int64 OverflowError, each naming the argument and
     the value. ``allow_dynamic=True``
     returns the model even when nodes stay dynamic (the report lists them); otherwise that, or an
@@ -158,7 +158,9 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback
         fields["static"] = True
     if shapes:
         fields["input_shapes"] = shapes
-    if capacity is not None:
+    if isinstance(capacity, dict):
+        fields["output_capacities"] = capacity
+    elif capacity is not None:
         fields["capacity"] = capacity
     if allow_dynamic:
         fields["allow_dynamic"] = True
@@ -185,13 +187,6 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback
             message = ctypes.string_at(error).decode("utf-8", "replace")
         finally:
             lib.nonzero_ort_free_string(error)
-        if isinstance(capacity, dict) and message.startswith("options: invalid type: map"):
-            # The Rust Options take one capacity for every output so far.
-            raise NotImplementedError(
-                "nonzero_ort.optimize: capacity as a dict (one capacity per graph output) is not "
-                "supported yet: per-output capacities are coming with the static work on real models; "
-                "pass one int for every output"
-            )
         raise ValueError(f"nonzero_ort.optimize: {message}")
     raise RuntimeError(f"nonzero_ort.optimize: the library refused the call (status {status})")
 

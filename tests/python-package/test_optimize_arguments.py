@@ -42,7 +42,7 @@ cases = [
     {"input_shapes": good, "capacity": {"4": 0}},
     {"input_shapes": good, "capacity": {"4": 2**64}},
     {"input_shapes": good, "capacity": {4: 3}},
-    {"input_shapes": good, "capacity": {"4": 3}},
+    {"input_shapes": good, "capacity": {"nope": 3}},
 ]
 errors = []
 for kwargs in cases:
@@ -79,8 +79,7 @@ EXPECTED = [
     ["ValueError", P + "capacity['4'] must be at least 1, got 0"],
     ["OverflowError", P + "capacity['4'] is 18446744073709551616, past int64 (at most 9223372036854775807)"],
     ["TypeError", P + "capacity keys are graph output names (str), got 4"],
-    ["NotImplementedError", P + "capacity as a dict (one capacity per graph output) is not supported yet: "
-     "per-output capacities are coming with the static work on real models; pass one int for every output"],
+    ["ValueError", P + "static mode: a capacity for 'nope', but the main graph has no output named 'nope' (its outputs: '4')"],
 ]
 
 
@@ -91,6 +90,20 @@ def test_static_arguments_are_refused_in_pythons_words(venv):
     assert len(got["errors"]) == len(expected)
     for g, want in zip(got["errors"], expected):
         assert g == want
+
+
+def test_a_capacity_per_output(venv):
+    """`capacity={"4": 3}` caps the selection that reaches the output '4': the same model as
+    `capacity=3` (it is the only output), and the report names it."""
+    got = venv.json("""
+import json, sys
+import nonzero_ort
+shapes = {"input_0": [4, 5, 3], "input_1": [4, 5]}
+named, report = nonzero_ort.optimize(sys.argv[1], static=True, capacity={"4": 3}, input_shapes=shapes, report=True)
+one = nonzero_ort.optimize(sys.argv[1], static=True, capacity=3, input_shapes=shapes)
+print(json.dumps([named == one, report["static"]["output_capacities"], report["static"]["capacity"]]))
+""", MODEL)
+    assert got == [True, {"4": 3}, None]
 
 
 def test_numpy_integers_are_integers(venv, tmp_path):

@@ -62,8 +62,16 @@ pub fn check_static(
     original: &[u8],
     rewritten: &[u8],
     report: &StaticReport,
-    capacity: Option<i64>,
 ) -> Result<()> {
+    // The capacity of each padded output: its own (`--capacity NAME=N`), else `--capacity N`.
+    let capacity_of = |name: &str| {
+        report
+            .output_capacities
+            .get(name)
+            .copied()
+            .or(report.capacity)
+    };
+    let capped = report.capacity.is_some() || !report.output_capacities.is_empty();
     let fixed = ModelProto::decode(rewritten)?;
     let model = ModelProto::decode(original)?;
     let selections = Selections::of(&model);
@@ -82,18 +90,16 @@ pub fn check_static(
         let inputs = runner::random_inputs(&fixed, 1, 0x5eed + seed)?;
         let want = runner::run(&mut builtin, &inputs).context("running the original")?;
         let got = runner::run(&mut ours, &inputs).context("running the static model")?;
-        let cut: BTreeSet<&String> = match capacity {
-            None => BTreeSet::new(),
-            Some(c) => want
-                .iter()
-                .filter(|(n, t)| {
-                    let node = selections.nonzeros.iter().find(|(o, _)| o == n);
-                    node.is_some_and(|(_, node)| compacted.nodes.contains(node))
-                        && t.shape.get(1).is_some_and(|&l| l as u64 > c as u64)
-                })
-                .map(|(n, _)| n)
-                .collect(),
-        };
+        // The selections longer on this run than the rows their compaction holds.
+        let cut: BTreeSet<&String> = want
+            .iter()
+            .filter(|(n, t)| {
+                let node = selections.nonzeros.iter().find(|(o, _)| o == n);
+                let rows = node.and_then(|(_, node)| compacted.nodes.get(node));
+                rows.is_some_and(|&rows| t.shape.get(1).is_some_and(|&l| l as u64 > rows as u64))
+            })
+            .map(|(n, _)| n)
+            .collect();
         let got_named = |name: &str| -> Result<&Tensor> {
             got.iter()
                 .find(|(n, _)| n == name)
@@ -108,8 +114,7 @@ pub fn check_static(
         }
         let (mut wants, mut gots) = (vec![], vec![]);
         for (name, value) in want.iter().filter(|(n, _)| !probes.contains(n)) {
-            let from_cut =
-                capacity.is_some() && selections.computed_from_cut(name, &cut, bodies_cut);
+            let from_cut = capped && selections.computed_from_cut(name, &cut, bodies_cut);
             let Some((_, count_name, axis)) = padded(name) else {
                 if from_cut {
                     if !named.contains(name) {
@@ -123,7 +128,7 @@ pub fn check_static(
             };
             let count = count_of(got_named(count_name)?, count_name)?;
             let length = value.shape.get(*axis).copied().unwrap_or(0);
-            match capacity {
+            match capacity_of(name) {
                 Some(c) if from_cut => {
                     let most = length.min(usize::try_from(c).unwrap_or(usize::MAX));
                     if count > most {
@@ -152,14 +157,21 @@ pub fn check_static(
             bail!("check failed (seed {seed}): {m}");
         }
     }
-    match capacity {
-        None => println!(
+    match report.capacity {
+        _ if !capped => println!(
             "check: {} runs, every output, cut to its count, exactly equal to the original's on the built-in kernels",
             prepared.seeds
         ),
-        Some(c) => {
+        global => {
+            let mut caps: Vec<String> = report
+                .output_capacities
+                .iter()
+                .map(|(name, c)| format!("{c} for '{name}'"))
+                .collect();
+            caps.extend(global.map(|c| c.to_string()));
+            let most = caps.join(", ");
             println!(
-                "check: {} runs at capacity {c}: each output compared is exactly equal to the original's on the built-in kernels (a padded one cut to its count, and the original's to the same count, {c} at most)",
+                "check: {} runs at capacity {most}: each output compared is exactly equal to the original's on the built-in kernels (a padded one cut to its count, and the original's to the same count, {most} at most)",
                 prepared.seeds
             );
             if !named.is_empty() {

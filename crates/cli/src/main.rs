@@ -5,6 +5,7 @@ use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use nonzero_harness::{bundled, pack};
 use nonzero_ort_runner::{self as runner, RunOptions, Status};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -118,13 +119,14 @@ enum Command {
         input_shape: Vec<String>,
         /// With --static: the most coordinates (or rows) a data-dependent output holds; past it
         /// the first N in row-major order are kept. Default: the mask's element count.
+        /// NAME=N caps the selections that reach the graph output NAME (repeat per output).
         #[arg(
             long,
-            value_name = "N",
+            value_name = "N|NAME=N",
             requires = "static_shapes",
             allow_hyphen_values = true
         )]
-        capacity: Option<String>,
+        capacity: Vec<String>,
         /// With --static: write the model even if nodes stay dynamic (they are reported).
         #[arg(long, requires = "static_shapes")]
         allow_dynamic: bool,
@@ -163,6 +165,29 @@ fn parse_capacity(text: &str) -> Result<i64> {
         ),
         _ => bail!("--capacity must be a positive integer, got {text}"),
     }
+}
+
+/// Every `--capacity`: at most one `N` for all outputs, and `NAME=N` once per graph output
+/// (split at the last `=`, so a name may hold one).
+fn parse_capacities(texts: &[String]) -> Result<(Option<i64>, BTreeMap<String, i64>)> {
+    let (mut all, mut named) = (None, BTreeMap::new());
+    for text in texts {
+        match text.rsplit_once('=') {
+            Some((name, n)) => {
+                let n = parse_capacity(n).map_err(|e| anyhow::anyhow!("{e} (for '{name}')"))?;
+                if named.insert(name.to_string(), n).is_some() {
+                    bail!("--capacity {name}=N: given twice for '{name}'");
+                }
+            }
+            None => {
+                let n = parse_capacity(text)?;
+                if let Some(first) = all.replace(n) {
+                    bail!("--capacity N: given twice ({first} and {n}); NAME=N caps one output");
+                }
+            }
+        }
+    }
+    Ok((all, named))
 }
 
 /// A closed pipe (`nonzero optimize -v ... | head`) ends the process quietly, as it does other
@@ -214,6 +239,7 @@ fn real_main() -> Result<ExitCode> {
                     anyhow::bail!("--input-shape {name}: given twice");
                 }
             }
+            let (capacity, output_capacities) = parse_capacities(&capacity)?;
             let provider = nonzero_optimize::Provider::parse(&provider)
                 .ok_or_else(|| anyhow::anyhow!("--provider {provider}: expected cpu or cuda"))?;
             optimize::optimize_command(&optimize::OptimizeArgs {
@@ -231,7 +257,8 @@ fn real_main() -> Result<ExitCode> {
                     no_fallback,
                     static_shapes,
                     input_shapes,
-                    capacity: capacity.as_deref().map(parse_capacity).transpose()?,
+                    capacity,
+                    output_capacities,
                     allow_dynamic,
                 },
             })?;

@@ -54,7 +54,7 @@ pub fn optimize_command(args: &OptimizeArgs) -> Result<()> {
     if let Some(prepared) = &prepared {
         let bytes = rewritten.to_bytes();
         match &report.static_mode {
-            Some(s) => check::check_static(prepared, &original, &bytes, s, args.options.capacity)?,
+            Some(s) => check::check_static(prepared, &original, &bytes, s)?,
             None => check::check(prepared, &original, &bytes)?,
         }
     }

@@ -41,15 +41,16 @@ fn describe(node: &NodeProto) -> String {
 /// NonZeros, and whether any in a body.
 #[derive(Debug, Clone, Default)]
 pub struct Compacted {
-    pub nodes: BTreeSet<String>,
+    /// The main graph's compacted NonZeros and the rows each holds.
+    pub nodes: BTreeMap<String, i64>,
     pub in_bodies: bool,
 }
 
 pub fn compacted(report: &StaticReport) -> Compacted {
     let mut found = Compacted::default();
-    for (graph, node) in &report.compacted {
+    for (graph, node, rows) in &report.compacted {
         if graph == "main" {
-            found.nodes.insert(node.clone());
+            found.nodes.insert(node.clone(), *rows);
         } else {
             found.in_bodies = true;
         }
@@ -281,12 +282,12 @@ mod tests {
         let report = |compacted: &[(&str, &str)]| StaticReport {
             compacted: compacted
                 .iter()
-                .map(|(g, n)| (g.to_string(), n.to_string()))
+                .map(|(g, n)| (g.to_string(), n.to_string(), 3))
                 .collect(),
             ..StaticReport::default()
         };
         let found = compacted(&report(&[("main", "/NonZero")]));
-        assert_eq!(found.nodes, ["/NonZero".to_string()].into());
+        assert_eq!(found.nodes, [("/NonZero".to_string(), 3)].into());
         assert!(!found.in_bodies);
         let body = compacted(&report(&[("main/If.then_branch", "a")]));
         assert!(body.in_bodies && body.nodes.is_empty());

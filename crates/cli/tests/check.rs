@@ -49,6 +49,42 @@ fn a_capacity_that_is_not_a_positive_integer_gets_one_message() {
     assert_eq!(listing(d), ["m.onnx"]);
 }
 
+#[test]
+fn capacities_per_output_are_read_and_checked_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("m.onnx"), model()).unwrap();
+    for (args, message) in [
+        (
+            vec!["--capacity", "3", "--capacity", "4"],
+            "error: --capacity N: given twice (3 and 4); NAME=N caps one output\n".to_string(),
+        ),
+        (
+            vec!["--capacity", "4=2", "--capacity=4=3"],
+            "error: --capacity 4=N: given twice for '4'\n".to_string(),
+        ),
+        (
+            vec!["--capacity", "4=-1"],
+            "error: --capacity must be a positive integer, got -1 (for '4')\n".to_string(),
+        ),
+        (
+            vec!["--capacity", "nope=3"],
+            format!(
+                "error: {}: static mode: a capacity for 'nope', but the main graph has no output named 'nope' (its outputs: '4')\n",
+                "m.onnx"
+            ),
+        ),
+    ] {
+        let mut all = vec!["optimize", "--static", "m.onnx", "o.onnx"];
+        all.extend(SHAPES);
+        all.extend(&args);
+        let out = nonzero(d, &all);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(stderr(&out), message, "{args:?}");
+    }
+    assert_eq!(listing(d), ["m.onnx"]);
+}
+
 /// A copy of the binary in a project of its own, whose `.venv` holds a file named as the
 /// onnxruntime wheel's library: `--check` without ORT_DYLIB_PATH loads that one, before it
 /// reads the model (it is not a library, so the load fails, naming it).
@@ -122,6 +158,14 @@ fn under_a_capacity_padded_outputs_are_compared_cut_to_their_count() {
     assert_eq!(
         check_lines(&out),
         ["check: 3 runs, every output, cut to its count, exactly equal to the original's on the built-in kernels"]
+    );
+    // The same capacity given to the output by name.
+    let mut args = SHAPES.to_vec();
+    args.extend(["--capacity", "4=3"]);
+    let out = static_check(&input, &args).unwrap();
+    assert_eq!(
+        check_lines(&out),
+        ["check: 3 runs at capacity 3 for '4': each output compared is exactly equal to the original's on the built-in kernels (a padded one cut to its count, and the original's to the same count, 3 for '4' at most)"]
     );
 }
 

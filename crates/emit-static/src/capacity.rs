@@ -106,10 +106,10 @@ impl StaticPass<'_> {
                     continue;
                 }
             };
-            padded_within_limit(&describe(node), &mask, &dims, self.capacity, &gathers)?;
+            let capacity = self.capacity_for(&flow.outputs)?;
+            padded_within_limit(&describe(node), &mask, &dims, capacity, &gathers)?;
             let mut e = Emitter::new(graph, scope, &describe(node));
-            let Some(compacted) =
-                compact::emit(&mut e, &mask, mask_type, &dims, self.capacity, &output)
+            let Some(compacted) = compact::emit(&mut e, &mask, mask_type, &dims, capacity, &output)
             else {
                 self.known.insert(
                     output,
@@ -191,10 +191,30 @@ impl StaticPass<'_> {
             self.summary
                 .rewrites
                 .push(("fixed-capacity".to_string(), scope.line(line)));
-            self.summary
-                .compacted
-                .push((scope.label.to_string(), compacted_node));
+            self.summary.compacted.push((
+                scope.label.to_string(),
+                compacted_node,
+                compacted.capacity,
+            ));
         }
+    }
+
+    /// The capacity of a selection whose padding reaches the graph outputs `outputs`: the one
+    /// `--capacity NAME=N` gives them, else `--capacity N`. Outputs of one selection given
+    /// different capacities are an error naming both (they share its rows).
+    fn capacity_for(&self, outputs: &[(String, usize)]) -> Result<Option<i64>, StaticError> {
+        let mut named = outputs
+            .iter()
+            .filter_map(|(name, _)| Some((name, *self.output_capacities.get(name)?)));
+        let Some((first, capacity)) = named.next() else {
+            return Ok(self.capacity);
+        };
+        if let Some((other, c)) = named.find(|&(_, c)| c != capacity) {
+            return Err(StaticError::Refused(format!(
+                "the outputs '{first}' and '{other}' come from one selection, but get the capacities {capacity} and {c}; give them one"
+            )));
+        }
+        Ok(Some(capacity))
     }
 }
 

@@ -63,6 +63,9 @@ pub struct Settings {
     /// The most coordinates or rows a data-dependent output holds; default the mask's
     /// element count.
     pub capacity: Option<i64>,
+    /// The capacity of the selections that reach a graph output of the main graph, by its name,
+    /// in place of `capacity` for them.
+    pub output_capacities: BTreeMap<String, i64>,
     /// Write the model even when data-dependent nodes remain (they are reported).
     pub allow_dynamic: bool,
 }
@@ -132,11 +135,14 @@ pub fn run(
     let mut summary = StaticReport {
         input_shapes: inputs::fix_input_shapes(graph, &options.input_shapes)?,
         capacity: options.capacity,
+        output_capacities: options.output_capacities.clone(),
         ..Default::default()
     };
+    outputs::check_named_capacities(graph, &options.output_capacities)?;
     report.nonzero_nodes = count_nonzero(graph, 0);
     let mut pass = StaticPass {
         capacity: options.capacity,
+        output_capacities: &options.output_capacities,
         summary: &mut summary,
         known: HashMap::new(),
         report,
@@ -165,6 +171,7 @@ pub fn run(
 /// State shared by every graph of one model.
 struct StaticPass<'r> {
     capacity: Option<i64>,
+    output_capacities: &'r BTreeMap<String, i64>,
     summary: &'r mut StaticReport,
     /// Why each NonZero left was left, by output name (names are unique in a model).
     known: HashMap<String, (Reason, String)>,

@@ -11,7 +11,7 @@ use nonzero_proto::onnx::tensor_shape_proto::Dimension;
 use nonzero_proto::onnx::{
     type_proto, GraphProto, NodeProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 /// Declares every tensor output of `graph` whose shape the inference proves fixed with that
 /// shape (its element type too, where none is declared), and a body's inputs proven fixed (a
@@ -121,4 +121,27 @@ fn pad_declared(vi: &mut ValueInfoProto, axis: usize, capacity: i64) {
     if let Some(d) = t.shape.as_mut().and_then(|s| s.dim.get_mut(axis)) {
         d.value = Some(DimValue::DimValue(capacity));
     }
+}
+
+/// Refuses a capacity for a name that is no output of the main graph (`--capacity NAME=N`,
+/// Python `capacity={NAME: N}`), naming the outputs there are.
+pub fn check_named_capacities(
+    graph: &GraphProto,
+    named: &BTreeMap<String, i64>,
+) -> Result<(), StaticError> {
+    let outputs: Vec<&str> = graph
+        .output
+        .iter()
+        .filter_map(|o| o.name.as_deref())
+        .collect();
+    for name in named.keys() {
+        if !outputs.contains(&name.as_str()) {
+            let list: Vec<String> = outputs.iter().map(|o| format!("'{o}'")).collect();
+            return Err(StaticError::Refused(format!(
+                "a capacity for '{name}', but the main graph has no output named '{name}' (its outputs: {})",
+                list.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }

@@ -11,6 +11,8 @@ pub struct StaticReport {
     /// Every graph input (initializers aside) with the fixed shape it now has.
     pub input_shapes: Vec<(String, Vec<i64>)>,
     pub capacity: Option<i64>,
+    /// The capacities given to named graph outputs (`--capacity NAME=N`).
+    pub output_capacities: BTreeMap<String, i64>,
     /// `nonzero` ops replaced by their standard bodies first.
     pub lowered: usize,
     /// (kind, line): `masked-write`, `count`, `fixed-capacity`.
@@ -18,8 +20,9 @@ pub struct StaticReport {
     /// Padded graph outputs: (name, its `<name>_count` output, the padded axis).
     pub count_outputs: Vec<(String, String, usize)>,
     /// Every NonZero given a fixed capacity: (its graph's label, `main` or a body's path; the
-    /// node as reports name it). Not in the JSON report (its `rewrites` say the same in words).
-    pub compacted: Vec<(String, String)>,
+    /// node as reports name it; the rows it is padded to). Not in the JSON report (its
+    /// `rewrites` say the same in words).
+    pub compacted: Vec<(String, String, i64)>,
 }
 
 pub fn dims_text(dims: &[i64]) -> String {
@@ -50,8 +53,19 @@ impl StaticReport {
                 )
             })
             .collect();
+        // Only when given, so that a report without them reads as before.
+        let named = if self.output_capacities.is_empty() {
+            String::new()
+        } else {
+            let parts: Vec<String> = self
+                .output_capacities
+                .iter()
+                .map(|(name, c)| format!("{}: {c}", quote(name)))
+                .collect();
+            format!(", \"output_capacities\": {{{}}}", parts.join(", "))
+        };
         format!(
-            "{{\"input_shapes\": {{{}}}, \"capacity\": {}, \"lowered\": {}, \"rewrites\": [{}], \"count_outputs\": {{{}}}}}",
+            "{{\"input_shapes\": {{{}}}, \"capacity\": {}{named}, \"lowered\": {}, \"rewrites\": [{}], \"count_outputs\": {{{}}}}}",
             inputs.join(", "),
             self.capacity.map_or("null".to_string(), |c| c.to_string()),
             self.lowered,

@@ -56,6 +56,9 @@ pub struct Options {
     /// Static mode: the most coordinates or rows a data-dependent output holds (`--capacity`);
     /// default the mask's element count.
     pub capacity: Option<i64>,
+    /// Static mode: the capacity of the selections that reach one graph output of the main graph
+    /// (`--capacity NAME=N`; Python `capacity={"NAME": N}`), in place of `capacity` for them.
+    pub output_capacities: BTreeMap<String, i64>,
     /// Static mode: write the model even when data-dependent nodes remain (they are reported).
     pub allow_dynamic: bool,
 }
@@ -70,6 +73,7 @@ impl Options {
         nonzero_emit_static::Settings {
             input_shapes: self.input_shapes.clone(),
             capacity: self.capacity,
+            output_capacities: self.output_capacities.clone(),
             allow_dynamic: self.allow_dynamic,
         }
     }
@@ -83,7 +87,10 @@ impl Options {
                     "input_shapes (--input-shape)",
                     !self.input_shapes.is_empty(),
                 ),
-                ("capacity (--capacity)", self.capacity.is_some()),
+                (
+                    "capacity (--capacity)",
+                    self.capacity.is_some() || !self.output_capacities.is_empty(),
+                ),
                 ("allow_dynamic (--allow-dynamic)", self.allow_dynamic),
             ];
             if let Some((name, _)) = stray.iter().find(|(_, set)| *set) {
@@ -97,6 +104,13 @@ impl Options {
         }
         if let Some(c) = self.capacity.filter(|&c| c < 1) {
             return Err(format!("options: capacity must be at least 1, got {c}"));
+        }
+        for (name, &c) in &self.output_capacities {
+            if c < 1 {
+                return Err(format!(
+                    "options: the capacity of the output '{name}' must be at least 1, got {c}"
+                ));
+            }
         }
         for (name, dims) in &self.input_shapes {
             if let Some(d) = dims.iter().find(|&&d| d < 0) {
