@@ -57,7 +57,7 @@ impl StaticPass<'_> {
                     return Err((
                         Reason::PaddingUnsafe,
                         format!(
-                            "the padded {name} is an output of {}, whose length would change",
+                            "the padded '{name}' is an output of {}, whose length would change",
                             scope.label
                         ),
                     ));

@@ -78,7 +78,7 @@ pub fn add_count_output(
     taken.extend(graph.node.iter().flat_map(|n| n.output.iter().cloned()));
     taken.extend(graph.input.iter().filter_map(|i| i.name.clone()));
     if taken.contains(&count_name) {
-        return Err(StaticError::Refused(format!("the output {name} becomes padded and needs the output {count_name}, but the model already has a tensor named {count_name}")));
+        return Err(StaticError::Refused(format!("the output '{name}' becomes padded and needs the output '{count_name}', but the model already has a tensor named '{count_name}'")));
     }
     for out in graph
         .output

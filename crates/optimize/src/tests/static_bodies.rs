@@ -122,11 +122,11 @@ fn a_padded_body_output_is_refused_by_name() {
     };
     assert!(why.contains("padding-unsafe"), "{why}");
     assert!(
-        why.contains("the padded a is an output of main/If_y.then_branch"),
+        why.contains("the padded 'a' is an output of main/If_y.then_branch"),
         "{why}"
     );
     assert!(
-        why.contains("the padded b is an output of main/If_y.else_branch"),
+        why.contains("the padded 'b' is an output of main/If_y.else_branch"),
         "{why}"
     );
 }
