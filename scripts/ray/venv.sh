@@ -5,7 +5,7 @@ ray_wheel() { # prints the path of the wheel built from the working tree (cargo'
   venv .venv-build requirements/build.txt
   rm -rf build/ray/wheels
   # maturin's and cargo's progress go to stderr: this function's stdout is the wheel's path.
-  timed_step "building the nonzero-ort wheel (maturin, release; seconds when target/ is current, about NN minutes on 2 cores when not)" \
+  timed_step "building the nonzero-ort wheel (maturin, release; seconds when target/ is current, 2 to 7 minutes on 2 cores when not)" \
     env CARGO_TARGET_DIR="$PWD/target" .venv-build/bin/maturin build --release \
     -m python/Cargo.toml -o build/ray/wheels >&2
   ls build/ray/wheels/nonzero_ort-*.whl
