@@ -53,6 +53,19 @@ def test_inputs_from_an_npz(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"MATCH    {MIXTRAL}: equals ORT's built-in kernel" in proc.stdout.splitlines()
     assert fed(proc.stdout, "input_ids") == ([2, 3], ["5", "17", "98", "0", "3", "42"])
+    # BART's classifier needs one end-of-sentence token (2) per row; Longformer needs global
+    # attention on some token (with none, ONNX Runtime itself dies of SIGFPE).
+    bart = np.array([[5, 17, 40, 2], [9, 3, 8, 2]], dtype=np.int64)
+    np.savez(tmp_path / "bart.npz", input_ids=bart, attention_mask=np.ones_like(bart))
+    ids = np.random.default_rng(0).integers(3, 99, (2, 16))
+    ids[:, -1] = 2
+    glob = np.zeros_like(ids)
+    glob[:, 0] = 1
+    np.savez(tmp_path / "longformer.npz", input_ids=ids, attention_mask=np.ones_like(ids), global_attention_mask=glob)
+    for name, model in [("bart", "models/real/bart_ts17.onnx"), ("longformer", "models/real/longformer_ts17.onnx")]:
+        proc = run_models("--inputs", tmp_path / f"{name}.npz", model)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert f"MATCH    {model}: equals ORT's built-in kernel" in proc.stdout.splitlines(), proc.stdout
     proc = run_models("--inputs", tmp_path / "x_mask.npz", X_MASK)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert fed(proc.stdout, "input_1") == ([2, 2], ["1", "0", "0", "1"])
