@@ -1,4 +1,13 @@
-# Sourced by the scripts: where ONNX Runtime's shared library and ours are, and the venv helper.
+# Sourced by the scripts: where ONNX Runtime's shared library and ours are, the venv helper, and
+# progress lines (on stderr, so that a command's results on stdout stay clean).
+
+timed_step() { # timed_step "WHAT (HOW LONG)" CMD...: says what it does, runs CMD, says how long it took
+  local start=$SECONDS
+  printf '%s...\n' "$1" >&2
+  "${@:2}"
+  printf '... done in %d s\n' $((SECONDS - start)) >&2
+}
+
 ort_dylib() { # ort_dylib VENV -> path of libonnxruntime.so inside that venv's onnxruntime wheel
   local capi
   capi=$("$1/bin/python" -c 'import onnxruntime, os; print(os.path.join(os.path.dirname(onnxruntime.__file__), "capi"))')
@@ -17,7 +26,9 @@ venv() { # venv DIR REQUIREMENTS...: a venv with those pinned lists, kept until 
     for req in "$@"; do
       args+=(-r "$req")
     done
-    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check "${args[@]}"
+    # pip's own lines (Collecting/Downloading/Installing) show what it is doing.
+    timed_step "installing $* into $dir (pip, from PyPI or pip's cache; about a minute the first time)" \
+      "$dir/bin/python" -m pip install --disable-pip-version-check "${args[@]}"
     cat "$@" >"$dir/.installed-requirements"
   fi
 }

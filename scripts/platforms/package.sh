@@ -45,7 +45,7 @@ imports_are_windows_only() { # imports_are_windows_only FILE
 package_aarch64() {
   local triple=aarch64-unknown-linux-gnu name=libnonzero_ort-$version-linux-aarch64 stage
   echo "=== aarch64 wheel (maturin --zig, manylinux_${GLIBC/./_}, CPU-only)"
-  maturin build --quiet --release --zig --target $triple --compatibility "manylinux_${GLIBC/./_}" --strip \
+  maturin build --release --zig --target $triple --compatibility "manylinux_${GLIBC/./_}" --strip \
     --no-default-features -m python/Cargo.toml -o dist
   echo "=== $name.tar.gz"
   stage=$ROOT/build/package/$name
@@ -75,7 +75,7 @@ glibc_at_most() { # glibc_at_most FILE OBJDUMP: the newest GLIBC_ symbol version
 package_windows() {
   local triple=x86_64-pc-windows-gnu name=libnonzero_ort-$version-windows-x86_64 stage wheel_dir
   echo "=== win_amd64 wheel (mingw-w64, CPU-only)"
-  maturin build --quiet --release --target $triple --strip --no-default-features \
+  maturin build --release --target $triple --strip --no-default-features \
     -m python/Cargo.toml -o dist
   # The wheel's module is a plain DLL (no PyInit, no python3.dll import), so
   # get_library_path() hands ONNX Runtime a library that a host without Python loads too.

@@ -51,8 +51,8 @@ pf_ort_lib() { # pf_ort_lib PLATFORM VERSION -> ONNX Runtime's own library (fetc
 
 pf_runners() { # the test runner for both targets (not shipped: Debian's linkers are fine here)
   step "cross-built runner: cargo build --release --target {$PF_AARCH64,$PF_WINDOWS} -p nonzero-cli"
-  cargo build --release -q --target $PF_AARCH64 -p nonzero-cli
-  cargo build --release -q --target $PF_WINDOWS -p nonzero-cli
+  cargo build --release --target $PF_AARCH64 -p nonzero-cli
+  cargo build --release --target $PF_WINDOWS -p nonzero-cli
   # Wine 8.0 lacks bcryptprimitives.dll (Rust's std imports ProcessPrng from it): a test-only shim
   # beside the .exe, where Windows looks first for the .exe's and the libraries' imports.
   local win=$ROOT/build/platforms/win
@@ -166,7 +166,7 @@ pf_windows_panic() { # pf_windows_panic VERSION: an injected panic under Wine, t
   ort=$(pf_ort_lib windows-x86_64 "$1")
   step "Windows x86_64, ONNX Runtime $1: injected panic, then the library registered again in the same process"
   # Its own target dir (as tests/reliability's), so the shipped DLL's build is never replaced.
-  cargo build --release -q --locked --target $PF_WINDOWS -p nonzero-ort --no-default-features \
+  cargo build --release --locked --target $PF_WINDOWS -p nonzero-ort --no-default-features \
     --features fault-injection --target-dir target/fault-injection
   out=$(NONZERO_ORT_INJECT_PANIC=nonzero_y $PF_WINE build/platforms/win/nonzero.exe run --quiet \
     --library "$(pf_rel "$fault")" --ort-dylib "$(pf_rel "$ort")" \

@@ -5,7 +5,10 @@ nodes, or on an existing cluster (`--address`, the wheel shipped to its workers 
 
 Each model gets `--rows` seeded input sets: row 0 is its test_data_set_0 when it has one, the
 others random (half zeros) in the shapes of that set, or of the model's inputs with every symbolic
-dimension drawn from 1..6. Every row that comes back is compared exactly (dtype, shape, bytes)
+dimension drawn from 1..6; an integer input that indexes a table (a Gather's indices: token ids
+into an embedding) is drawn within the table, as `nonzero run` does. `--inputs FILE.npz` gives
+every row instead (`np.savez(FILE, NAME=array, ...)`, one array per input), for models whose
+inputs follow rules no graph shows. Every row that comes back is compared exactly (dtype, shape, bytes)
 with a single-process run with the library, and with ONNX Runtime's built-in kernels where those
 can run the model. One line per model; the exit status is 1 on any mismatch or missing row.
 """
@@ -32,6 +35,7 @@ def main(argv=None):
     p.add_argument("--rows", type=int, default=64, help="seeded input sets per model (default 64)")
     p.add_argument("--wheel", help="the nonzero_ort wheel shipped to an existing cluster's workers")
     p.add_argument("--concurrency", type=int, help="map_batches workers (default: N, or 2 with --address)")
+    p.add_argument("--inputs", metavar="FILE.npz", help="every row's inputs from this .npz (np.savez), not random ones")
     p.add_argument("models", nargs="*", help=".onnx files or case folders (default: models/*/ with test_data_set_0)")
     args = p.parse_args(argv)
     if args.nodes is not None and args.nodes < 1:
@@ -39,7 +43,8 @@ def main(argv=None):
     if args.rows < 1:
         p.error(f"--rows needs at least 1, got {args.rows}")
     models = find_models(args.models)
-    cases = [(name, path, make_rows(path, args.rows)) for name, path in models]
+    given = read_inputs(p, args.inputs) if args.inputs else None
+    cases = [(name, path, make_rows(path, args.rows, given)) for name, path in models]
 
     if not args.address:
         cluster.use_loopback()
@@ -101,8 +106,17 @@ def find_models(given):
     return found
 
 
-def make_rows(path, count):
-    """`count` input sets, each {input name: array}."""
+def read_inputs(parser, path):
+    """The arrays of an .npz, by name."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return {name: npz[name] for name in npz.files}
+    except (OSError, ValueError) as e:
+        parser.error(f"--inputs {path}: {e}")
+
+
+def make_rows(path, count, given=None):
+    """`count` input sets, each {input name: array}: copies of `given` when given."""
     import onnx
     from onnx import numpy_helper
 
@@ -112,6 +126,16 @@ def make_rows(path, count):
     initializers = {i.name for i in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in initializers]
     dtypes = {i.name: ORT_DTYPES[f"tensor({_type_name(i.type.tensor_type.elem_type)})"] for i in inputs}
+    if given is not None:
+        names = [i.name for i in inputs]
+        if sorted(given) != sorted(names):
+            raise SystemExit(f"run-models --ray: --inputs has the arrays {sorted(given)}, {path} the inputs {names}")
+        for name in names:
+            if given[name].dtype != dtypes[name]:
+                raise SystemExit(f"run-models --ray: --inputs array {name} is {given[name].dtype}, "
+                                 f"the input is {dtypes[name]}")
+        return [dict(given) for _ in range(count)]
+    bounds = index_bounds(model.graph)
     first = None
     data_set = os.path.join(os.path.dirname(path), "test_data_set_0")
     if os.path.isdir(data_set):
@@ -131,9 +155,50 @@ def make_rows(path, count):
                 shape = first[vi.name].shape
             else:
                 shape = tuple(d.dim_value if d.HasField("dim_value") else size for d in vi.type.tensor_type.shape.dim)
-            row[vi.name] = random_array(rng, dtypes[vi.name], shape)
+            if vi.name in bounds and dtypes[vi.name].kind in "iu":
+                row[vi.name] = rng.integers(0, max(bounds[vi.name], 1), shape).astype(dtypes[vi.name])
+            else:
+                row[vi.name] = random_array(rng, dtypes[vi.name], shape)
         rows.append(row)
     return rows
+
+
+# As crates/ort-runner/src/indices.rs: ops whose first input's values reach their output
+# unchanged, and the ops whose second input indexes the first along `axis`.
+PASS_THROUGH = {"Cast", "CastLike", "Identity", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Expand",
+                "Transpose", "Tile", "Slice"}
+GATHERS = {"Gather", "GatherElements"}
+
+
+def index_bounds(graph):
+    """{input name: size of the table it indexes} for the inputs that reach a Gather's indices
+    over an initializer or Constant, directly or through PASS_THROUGH ops (the smallest table)."""
+    dims = {t.name: list(t.dims) for t in graph.initializer}
+    for n in graph.node:
+        if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
+            dims.update({n.output[0]: list(a.t.dims) for a in n.attribute if a.name == "value" and a.HasField("t")})
+    readers = {}
+    for n in graph.node:
+        for slot, name in enumerate(n.input):
+            readers.setdefault(name, []).append((n, slot))
+    bounds = {}
+    for vi in graph.input:
+        todo, seen = [vi.name], set()
+        while todo and vi.name not in dims:
+            name = todo.pop()
+            seen.add(name)
+            for n, slot in readers.get(name, []):
+                if n.domain not in ("", "ai.onnx"):
+                    continue
+                if n.op_type in PASS_THROUGH and slot == 0:
+                    todo.extend(o for o in n.output[:1] if o not in seen)
+                elif n.op_type in GATHERS and slot == 1 and n.input[0] in dims:
+                    table = dims[n.input[0]]
+                    axis = next((a.i for a in n.attribute if a.name == "axis"), 0)
+                    axis = axis + len(table) if axis < 0 else axis
+                    if 0 <= axis < len(table):
+                        bounds[vi.name] = min(bounds.get(vi.name, table[axis]), table[axis])
+    return bounds
 
 
 def _type_name(code):

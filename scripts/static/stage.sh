@@ -16,7 +16,7 @@ stage_static() {
   mkdir -p build/static
   if [ -z "${NONZERO_CLI:-}" ]; then
     step "static: the nonzero CLI (cargo build --release --workspace, as scripts/setup)"
-    cargo build --release --quiet --workspace
+    cargo build --release --workspace
   fi
   step "static: tests/static (the judge on hand-made models; the committed exports as they are and after --static)"
   .venv-static/bin/python -m pytest -q tests/static

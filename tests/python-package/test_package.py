@@ -10,6 +10,7 @@ import zipfile
 import pytest
 
 from conftest import ORT_PINNED
+from doc_blocks import blocks
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -99,11 +100,11 @@ def test_version_matches_the_workspace(venv, workspace_version):
 
 
 def readme_example():
-    """The README's first python block, and the output its trailing `# ` comment promises."""
-    text = README.read_text()
-    m = re.search(r"```python\n(.*?)```", text, re.S)
-    assert m, "python/README.md has no python block"
-    block = m.group(1)
+    """The README's first python block, and the output its trailing `# ` comment promises. (The
+    docs stage, tests/docs, runs every block of the README and the docs with the same reader.)"""
+    found = [b for b in blocks(README) if b.kind == "python"]
+    assert found, "python/README.md has no python block"
+    block = found[0].text
     assert block.startswith(
         "import onnxruntime as ort, nonzero_ort\n"
         "so = ort.SessionOptions()\n"

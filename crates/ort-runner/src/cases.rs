@@ -1,7 +1,7 @@
 //! Running a test case, a bare model or a directory of them, and walking a folder for cases.
 
 use crate::report::scalar_nonzero_difference;
-use crate::{compare, random_inputs, run, session, Report, Status};
+use crate::{compare, file_inputs, random_inputs, run, session, Report, Status};
 use anyhow::{Context, Result};
 use nonzero_harness::testcase::read_model;
 use nonzero_harness::{Tensor, TensorData, TestCase};
@@ -17,6 +17,8 @@ pub struct RunOptions {
     pub threads: usize,
     /// Size used for symbolic dimensions of bare models' inputs.
     pub symbolic_size: usize,
+    /// Bare models' inputs from this `.npz` (`np.savez`) instead of seeded random ones.
+    pub inputs: Option<PathBuf>,
 }
 
 /// Runs a test case read from disk (first data set) and compares with its expected outputs.
@@ -82,7 +84,10 @@ pub fn run_bare_model(path: &Path, opts: &RunOptions) -> Report {
     let result = (|| -> Result<Status> {
         let model = read_model(path)?;
         let bytes = model.encode_to_vec();
-        report.inputs = random_inputs(&model, opts.symbolic_size.max(1), 0x5eed)?;
+        report.inputs = match &opts.inputs {
+            Some(file) => file_inputs(&model, file)?,
+            None => random_inputs(&model, opts.symbolic_size.max(1), 0x5eed)?,
+        };
         let mut ours = session(&bytes, opts.library.as_deref(), opts.threads)?;
         report.outputs = run(&mut ours, &report.inputs)?;
         if opts.library.is_none() {

@@ -121,10 +121,17 @@ pub fn init_ort(dylib: Option<&Path>) -> Result<ort::environment::Environment> {
     let env = ENV.get_or_init(|| {
         let builder =
             ort::init_from(&path).map_err(|e| format!("loading {}: {e}", path.display()))?;
-        builder
+        let env = builder
             .with_name("nonzero")
             .build()
-            .map_err(|e| format!("creating the ORT environment: {e}"))
+            .map_err(|e| format!("creating the ORT environment: {e}"))?;
+        // ONNX Runtime's own log lines (a failed node's error, with colour codes) would come
+        // between the runner's lines; every error reaches the report as a status anyway.
+        // `ORT_LOG=warning` (ort's variable) brings them back.
+        if std::env::var_os("ORT_LOG").is_none() {
+            env.set_log_level(ort::logging::LogLevel::Fatal);
+        }
+        Ok(env)
     });
     env.clone().map_err(|e| anyhow!(e))
 }

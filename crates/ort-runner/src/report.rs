@@ -23,6 +23,19 @@ pub enum Status {
 }
 
 impl Status {
+    /// `true` when the outputs were checked and are right: equal to the expected ones, or (a
+    /// model without expected outputs) equal to ONNX Runtime's built-in kernel's.
+    pub fn is_match(&self) -> bool {
+        matches!(
+            self,
+            Status::Match
+                | Status::NoExpected {
+                    builtin_equal: Some(true),
+                    ..
+                }
+        )
+    }
+
     /// `true` for outcomes that should fail the command.
     pub fn is_failure(&self) -> bool {
         matches!(

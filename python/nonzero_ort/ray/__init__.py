@@ -1,5 +1,5 @@
 """nonzero_ort on Ray: batch inference with Ray Data and online serving with Ray Serve, the
-library registered in every worker (``pip install nonzero_ort[ray]``).
+library registered in every worker (``pip install "./python[ray]"`` from the checkout).
 
     import ray, nonzero_ort.ray as nzr
     ds = ray.data.from_items([{"id": i, "x": x} for i, x in enumerate(arrays)])
