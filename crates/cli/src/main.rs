@@ -5,10 +5,10 @@ use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use nonzero_harness::{bundled, pack};
 use nonzero_ort_runner::{self as runner, RunOptions, Status};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod args;
 mod check;
 mod optimize;
 mod outputs;
@@ -136,63 +136,6 @@ enum Command {
     },
 }
 
-/// `NAME=D0,D1,...` as a name and sizes.
-fn parse_input_shape(text: &str) -> Result<(String, Vec<i64>)> {
-    let (name, dims) = text.split_once('=').ok_or_else(|| {
-        anyhow::anyhow!("--input-shape {text}: expected NAME=D0,D1,... (NAME= for a scalar)")
-    })?;
-    let dims = dims
-        .split(',')
-        .filter(|d| !d.trim().is_empty())
-        .map(|d| {
-            d.trim()
-                .parse::<i64>()
-                .ok()
-                .filter(|&v| v >= 0)
-                .ok_or_else(|| {
-                    anyhow::anyhow!("--input-shape {text}: '{d}' is not a size (0 or more)")
-                })
-        })
-        .collect::<Result<Vec<i64>>>()?;
-    Ok((name.to_string(), dims))
-}
-
-/// `--capacity N`: a positive integer. Read here rather than by clap, so that `--capacity -1`
-/// and `--capacity=-1` get the same message (clap would suggest `-- -1` for the first).
-fn parse_capacity(text: &str) -> Result<i64> {
-    match text.trim().parse::<i64>() {
-        Ok(n) if n >= 1 => Ok(n),
-        Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => bail!(
-            "--capacity must be a positive integer of at most {}, got {text}",
-            i64::MAX
-        ),
-        _ => bail!("--capacity must be a positive integer, got {text}"),
-    }
-}
-
-/// Every `--capacity`: at most one `N` for all outputs, and `NAME=N` once per graph output
-/// (split at the last `=`, so a name may hold one).
-fn parse_capacities(texts: &[String]) -> Result<(Option<i64>, BTreeMap<String, i64>)> {
-    let (mut all, mut named) = (None, BTreeMap::new());
-    for text in texts {
-        match text.rsplit_once('=') {
-            Some((name, n)) => {
-                let n = parse_capacity(n).map_err(|e| anyhow::anyhow!("{e} (for '{name}')"))?;
-                if named.insert(name.to_string(), n).is_some() {
-                    bail!("--capacity {name}=N: given twice for '{name}'");
-                }
-            }
-            None => {
-                let n = parse_capacity(text)?;
-                if let Some(first) = all.replace(n) {
-                    bail!("--capacity N: given twice ({first} and {n}); NAME=N caps one output");
-                }
-            }
-        }
-    }
-    Ok((all, named))
-}
-
 /// A closed pipe (`nonzero optimize -v ... | head`) ends the process quietly, as it does other
 /// Unix tools, instead of a panic in `println!`: Rust's runtime ignores SIGPIPE before `main`.
 #[cfg(unix)]
@@ -237,12 +180,12 @@ fn real_main() -> Result<ExitCode> {
         } => {
             let mut input_shapes = std::collections::BTreeMap::new();
             for text in &input_shape {
-                let (name, dims) = parse_input_shape(text)?;
+                let (name, dims) = args::parse_input_shape(text)?;
                 if input_shapes.insert(name.clone(), dims).is_some() {
                     anyhow::bail!("--input-shape {name}: given twice");
                 }
             }
-            let (capacity, output_capacities) = parse_capacities(&capacity)?;
+            let (capacity, output_capacities) = args::parse_capacities(&capacity)?;
             let provider = nonzero_optimize::Provider::parse(&provider)
                 .ok_or_else(|| anyhow::anyhow!("--provider {provider}: expected cpu or cuda"))?;
             optimize::optimize_command(&optimize::OptimizeArgs {

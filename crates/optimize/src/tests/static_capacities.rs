@@ -61,7 +61,9 @@ fn a_named_capacity_caps_the_selections_that_reach_that_output() {
     assert_eq!(shape("yt"), Some(vec![Some(12), Some(2)]));
     let s = report.static_mode.unwrap();
     assert_eq!(s.output_capacities, [("ya".to_string(), 2)].into());
-    assert!(s.to_json().contains("\"capacity\": null, \"output_capacities\": {\"ya\": 2}"));
+    assert!(s
+        .to_json()
+        .contains("\"capacity\": null, \"output_capacities\": {\"ya\": 2}"));
     // In place of --capacity N for those selections; the others keep N.
     let (out, _) = optimize_with(&two_selections(), &with(&[("ya", 5)], Some(3))).unwrap();
     let shapes = output_shapes(&out);
@@ -69,8 +71,7 @@ fn a_named_capacity_caps_the_selections_that_reach_that_output() {
     assert_eq!(shape("ya"), Some(vec![Some(2), Some(5)]));
     assert_eq!(shape("yb"), Some(vec![Some(2), Some(3)]));
     // One selection reaching two outputs: the same capacity for both is one capacity.
-    let (out, _) =
-        optimize_with(&two_selections(), &with(&[("yb", 4), ("yt", 4)], None)).unwrap();
+    let (out, _) = optimize_with(&two_selections(), &with(&[("yb", 4), ("yt", 4)], None)).unwrap();
     let shapes = output_shapes(&out);
     let shape = |name: &str| shapes.iter().find(|(n, _)| n == name).unwrap().1.clone();
     assert_eq!(shape("yt"), Some(vec![Some(4), Some(2)]));

@@ -127,7 +127,10 @@ fn a_count_output_name_in_use_is_an_error() {
         vec![],
     );
     let why = static_error(&model(g, 17), &static_options(&[]));
-    assert!(why.contains("already has a tensor named 'y_count'"), "{why}");
+    assert!(
+        why.contains("already has a tensor named 'y_count'"),
+        "{why}"
+    );
 }
 
 #[test]
