@@ -16,6 +16,8 @@ starts threads every few seconds (DNS lookups, a new malloc arena each), which s
 ~1 MB at ~9 s and ~15 s of the process's life, with or without this library, even idle.
 
 Usage: python load_unload.py LIBRARY CYCLES [--device gpu] [--no-library]
+  --device gpu  the session config entry custom_op.NonZero.device = gpu (ONNX Runtime 1.24+;
+                older hosts take NONZERO_ORT_DEVICE=gpu from the environment instead)
   --no-library  the same loop without registering the library (the host's own NonZero): the
                 control for measuring what the library adds."""
 
@@ -80,7 +82,8 @@ def rss_kib():
 
 def cycle():
     so = ort.SessionOptions()
-    so.log_severity_level = 3
+    # WARNING shows the library's device log lines (NONZERO_ORT_LOG_DEVICE=1), one per compute.
+    so.log_severity_level = 2 if os.environ.get("NONZERO_ORT_LOG_DEVICE") == "1" else 3
     so.intra_op_num_threads = 1  # no pool threads to start and join per session
     so.inter_op_num_threads = 1
     if with_library:
@@ -116,7 +119,8 @@ for i in range(1, cycles + 1):
     if i == RSS_AT or i % 1000 == 0 or i == cycles:
         rss_samples[i] = rss_kib()
 print(json.dumps({
-    "onnxruntime": ort.__version__, "library": lib if with_library else None, "device": device,
+    "onnxruntime": ort.__version__, "library": lib if with_library else None,
+    "device": device or os.environ.get("NONZERO_ORT_DEVICE"),
     "cycles": cycles, "seconds": round(time.time() - start, 2),
     "loaded_before_first": bool(before[0]), "mapped_before_first": len(before[1]),
     "cycles_ending_unloaded": unloaded, "distinct_handles": len(handles),

@@ -6,10 +6,11 @@ The library pins itself at its first registration (docs/architecture.md, "The ON
 boundary"), so ONNX Runtime's unload after each cycle leaves it mapped: it must be mapped exactly
 once throughout (the same mapping after every cycle, none before the first), and VmRSS after the
 last cycle must be within 2 MB of VmRSS after the 100th. NONZERO_LOAD_UNLOAD_CYCLES overrides the
-count (for measuring; CI runs 10,000)."""
+count (for measuring; CI runs 10,000), and caps the GPU loop's 1,000."""
 
 import json
 import os
+import re
 import pathlib
 import subprocess
 
@@ -20,6 +21,7 @@ from common import LIB
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 CYCLES = int(os.environ.get("NONZERO_LOAD_UNLOAD_CYCLES", "10000"))
+GPU_CYCLES = 1000
 RSS_AT = 100
 RSS_TOLERANCE_KIB = 2_000_000 // 1024  # 2 MB
 VENVS = {".venv": "requirements/ort-1.31.txt", ".venv-ort1.17": "requirements/ort-1.17.txt"}
@@ -30,18 +32,18 @@ def pinned_version(requirements):
     return next(line.split("==")[1] for line in lines if line.startswith("onnxruntime=="))
 
 
-def load_unload(venv, cycles, *args):
+def load_unload(venv, cycles, *args, env=None):
     python = ROOT / venv / "bin/python"
     assert python.exists(), f"{python} is missing: run scripts/setup"
     assert LIB.exists(), f"{LIB} is missing: run scripts/setup"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NONZERO_ORT_")}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("NONZERO_ORT_")}, **(env or {})}
     # ONNX Runtime 1.31.1's telemetry grows VmRSS by itself, per session and by the clock
     # (load_unload.py); 1.17.3 has none on Linux.
     env["ORT_DISABLE_TELEMETRY"] = "1"
     proc = subprocess.run([str(python), str(HERE / "load_unload.py"), str(LIB), str(cycles), *args],
                           env=env, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
 
 
 def check(r, cycles):
@@ -62,6 +64,22 @@ def check(r, cycles):
 
 @pytest.mark.parametrize("venv", VENVS)
 def test_sessions_registering_by_path_do_not_grow_memory(venv):
-    r = load_unload(venv, CYCLES)
+    r, _ = load_unload(venv, CYCLES)
     assert r["onnxruntime"] == pinned_version(VENVS[venv]), r
     check(r, CYCLES)
+
+
+@pytest.mark.parametrize("venv", VENVS)
+def test_sessions_on_the_gpu_path_do_not_grow_memory(venv):
+    """The same loop, GPU_CYCLES times, with NonZero on the GPU (lavapipe in CI: the reliability
+    stage installs it). ONNX Runtime 1.31.1 takes the device from the session config entry; 1.17.3
+    cannot show it to a kernel, so NONZERO_ORT_DEVICE=gpu. The library's device log proves that
+    every cycle ran on the GPU; the wgpu device is made once, by the first cycle."""
+    cycles = min(CYCLES, GPU_CYCLES)
+    old_host = venv == ".venv-ort1.17"
+    r, log = load_unload(venv, cycles, *([] if old_host else ["--device", "gpu"]),
+                         env={"NONZERO_ORT_LOG_DEVICE": "1", **({"NONZERO_ORT_DEVICE": "gpu"} if old_host else {})})
+    ran_on = re.findall(r"NonZero node 'nz' ran on (\w+) \(([^)]*)", log)
+    assert len(ran_on) == cycles and {device for device, _ in ran_on} == {"gpu"}, log[-2000:]
+    print(f"\nGPU adapter: {ran_on[0][1]})")
+    check(r, cycles)
