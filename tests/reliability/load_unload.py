@@ -1,7 +1,8 @@
 """Load-unload loop: CYCLES times, new SessionOptions register the library BY PATH
 (register_custom_ops_library, as servers and `nonzero_ort.register` do; nothing else in the
-process loads the file), one session on them runs one NonZero model, and both are freed, which makes ONNX Runtime release the library. One fresh process (run by
-test_load_unload.py with each ONNX Runtime's venv, or by hand). Needs onnxruntime, onnx and numpy.
+process loads the file), one session on them runs one NonZero model, and both are freed, which
+makes ONNX Runtime release the library. One fresh process (run by test_load_unload.py with each
+ONNX Runtime's venv, or by hand). Needs onnxruntime, onnx and numpy.
 
 After every cycle it asks the dynamic loader whether the library is still loaded, and which load
 it is (dlopen(RTLD_NOLOAD) finds it without loading it, and dlclose gives the reference back at

@@ -46,6 +46,12 @@ def load_unload(venv, cycles, *args, env=None):
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
 
 
+def ran_on(log):
+    """(device, adapter) of each "NonZero node 'nz' ran on ..." line of the library's device log
+    (NONZERO_ORT_LOG_DEVICE=1); the adapter is empty on the CPU."""
+    return re.findall(r"NonZero node 'nz' ran on (\w+)(?: \((.*)\))?\x1b?", log)
+
+
 def check(r, cycles):
     rss = {int(k): v for k, v in r["rss_kib"].items()}
     growth = rss[cycles] - rss[min(RSS_AT, cycles)]
@@ -64,8 +70,9 @@ def check(r, cycles):
 
 @pytest.mark.parametrize("venv", VENVS)
 def test_sessions_registering_by_path_do_not_grow_memory(venv):
-    r, _ = load_unload(venv, CYCLES)
+    r, log = load_unload(venv, CYCLES, env={"NONZERO_ORT_LOG_DEVICE": "1"})
     assert r["onnxruntime"] == pinned_version(VENVS[venv]), r
+    assert ran_on(log) == [("cpu", "")] * CYCLES, log[-2000:]  # the library's kernel, every cycle
     check(r, CYCLES)
 
 
@@ -79,7 +86,7 @@ def test_sessions_on_the_gpu_path_do_not_grow_memory(venv):
     old_host = venv == ".venv-ort1.17"
     r, log = load_unload(venv, cycles, *([] if old_host else ["--device", "gpu"]),
                          env={"NONZERO_ORT_LOG_DEVICE": "1", **({"NONZERO_ORT_DEVICE": "gpu"} if old_host else {})})
-    ran_on = re.findall(r"NonZero node 'nz' ran on (\w+) \(([^)]*)", log)
-    assert len(ran_on) == cycles and {device for device, _ in ran_on} == {"gpu"}, log[-2000:]
-    print(f"\nGPU adapter: {ran_on[0][1]})")
+    devices = ran_on(log)
+    assert len(devices) == cycles and {device for device, _ in devices} == {"gpu"}, log[-2000:]
+    print(f"\nGPU adapter: {devices[0][1]}")
     check(r, cycles)
