@@ -13,6 +13,7 @@ mod loop_bodies;
 mod masked_writes;
 mod readers;
 mod static_bodies;
+mod static_fuzz;
 mod static_limits;
 mod static_mode;
 mod static_nms;
