@@ -11,9 +11,9 @@
 //! Flags: bit 7 takes one of the embedded models (bits 0-2 pick it; bit 6 strips its
 //! `value_info` and output types) with bytes overwritten at offsets the rest chooses, as target
 //! C does; without it the rest is the whole model (seeds/optimize_static: each exporter model
-//! behind a 16-byte header). Bit 5 is `allow_dynamic`; bit 4 gives a shape for every input, not
-//! only those with a symbolic size (a changed fixed size is an error); bit 3 leaves the shapes
-//! out of the second run.
+//! behind a 16-byte header). Bit 5 is `allow_dynamic`; bit 4 draws every size of every input
+//! on its own (a changed fixed size, or one name given two sizes, is an error); bit 3 leaves
+//! the shapes out of the second run.
 //!
 //! Sizes and capacities: mostly 0-8 (1-239 for the capacity), else edge values up to
 //! `i64::MAX` (2^31 and 2^32 elements, past int64's count). The rewriter allocates nothing in
@@ -81,23 +81,49 @@ fn tensor_dims(vi: &ValueInfoProto) -> Option<Vec<Option<i64>>> {
     Some(dims.collect())
 }
 
+/// Each size of a tensor value info: fixed, or its `dim_param` (empty when it has none).
+fn sizes_and_names(vi: &ValueInfoProto) -> Option<Vec<Result<i64, String>>> {
+    let Some(type_proto::Value::TensorType(t)) = vi.r#type.as_ref()?.value.as_ref() else {
+        return None;
+    };
+    let dims = t.shape.as_ref()?.dim.iter().map(|d| match &d.value {
+        Some(DimValue::DimValue(v)) if *v >= 0 => Ok(*v),
+        Some(DimValue::DimParam(p)) => Err(p.clone()),
+        _ => Err(String::new()),
+    });
+    Some(dims.collect())
+}
+
 /// A shape for the graph inputs that declare one (every input with `all`, else those with a
-/// symbolic size): the declared rank, sizes drawn in turn from `sizes`.
+/// symbolic size), of the declared rank: each symbolic size drawn in turn from `sizes`, one
+/// size per `dim_param` name, the fixed sizes kept. With `all`, every size is drawn, each on
+/// its own (a changed fixed size, or one name given two sizes, is an error).
 fn input_shapes(model: &[u8], sizes: &[u8], all: bool) -> BTreeMap<String, Vec<i64>> {
     let mut shapes = BTreeMap::new();
     let Some(graph) = ModelProto::decode(model).ok().and_then(|m| m.graph) else {
         return shapes;
     };
     let mut drawn = sizes.iter().cycle().map(|&b| size(b));
+    let mut named: BTreeMap<String, i64> = BTreeMap::new();
     for input in &graph.input {
-        let (Some(name), Some(dims)) = (input.name.clone(), tensor_dims(input)) else {
+        let (Some(name), Some(dims)) = (input.name.clone(), sizes_and_names(input)) else {
             continue;
         };
         let initializer = graph.initializer.iter().any(|t| t.name == input.name);
-        if initializer || !(all || dims.iter().any(Option::is_none)) {
+        if initializer || !(all || dims.iter().any(Result::is_err)) {
             continue;
         }
-        let shape = dims.iter().map(|_| drawn.next().unwrap_or(1)).collect();
+        let mut shape = vec![];
+        for dim in dims {
+            let size = match dim {
+                Ok(fixed) if !all => fixed,
+                Err(param) if !all && !param.is_empty() => {
+                    *named.entry(param).or_insert_with(|| drawn.next().unwrap_or(1))
+                }
+                _ => drawn.next().unwrap_or(1),
+            };
+            shape.push(size);
+        }
         shapes.insert(name, shape);
     }
     shapes
