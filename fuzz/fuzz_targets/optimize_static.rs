@@ -117,9 +117,9 @@ fn input_shapes(model: &[u8], sizes: &[u8], all: bool) -> BTreeMap<String, Vec<i
         for dim in dims {
             let size = match dim {
                 Ok(fixed) if !all => fixed,
-                Err(param) if !all && !param.is_empty() => {
-                    *named.entry(param).or_insert_with(|| drawn.next().unwrap_or(1))
-                }
+                Err(param) if !all && !param.is_empty() => *named
+                    .entry(param)
+                    .or_insert_with(|| drawn.next().unwrap_or(1)),
                 _ => drawn.next().unwrap_or(1),
             };
             shape.push(size);
@@ -134,8 +134,7 @@ fn assert_fixed(graph: &GraphProto, label: &str) {
     for vi in graph.output.iter().chain(&graph.value_info) {
         let dims = tensor_dims(vi);
         assert!(
-            dims.as_ref()
-                .is_some_and(|d| d.iter().all(Option::is_some)),
+            dims.as_ref().is_some_and(|d| d.iter().all(Option::is_some)),
             "{label}: '{}' is declared without a fixed shape: {:?}",
             vi.name.as_deref().unwrap_or(""),
             vi.r#type
@@ -144,7 +143,10 @@ fn assert_fixed(graph: &GraphProto, label: &str) {
     for node in &graph.node {
         for a in &node.attribute {
             for body in a.g.iter().chain(&a.graphs) {
-                assert_fixed(body, &format!("{label}/{}", node.name.as_deref().unwrap_or("")));
+                assert_fixed(
+                    body,
+                    &format!("{label}/{}", node.name.as_deref().unwrap_or("")),
+                );
             }
         }
     }
