@@ -3,7 +3,8 @@
 # ONNX Runtime 1.31.1, in .venv-static (requirements/static.txt, remade when that file changes).
 # tests/static proves the judge on hand-made models, then judges the committed exports as they
 # are and after `nonzero optimize --static` (target/release/nonzero, built here as scripts/setup
-# builds it, a no-op when current; $NONZERO_CLI names another) and writes build/static/report.md.
+# builds it, a no-op when current; $NONZERO_CLI names another), and the seeds of the fuzz target
+# optimize_static made static (test_fuzz_sample.py), and writes build/static/report.md.
 # IREE's compiled modules are cached in build/static/iree/.
 static_venv() {
   venv .venv-static requirements/static.txt

@@ -161,6 +161,9 @@ pub fn run(
     pass.graph(graph, &scope)?;
     let known = std::mem::take(&mut pass.known);
     dynamic::scan(graph, "main", &known, 0, &mut report.left);
+    if report.left.is_empty() {
+        outputs::not_fixed(graph, "main", 0, &mut report.left);
+    }
     lower::drop_unused_domain(model);
     match summary::still_dynamic(&report.left) {
         Some(why) if !options.allow_dynamic => Err(StaticError::Refused(why)),

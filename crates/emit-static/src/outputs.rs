@@ -5,22 +5,26 @@
 use super::compact;
 use super::scope::Scope;
 use super::static_dims;
+use crate::graph::{describe, GraphIndex};
 use crate::StaticError;
 use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as DimValue;
 use nonzero_proto::onnx::tensor_shape_proto::Dimension;
 use nonzero_proto::onnx::{
     type_proto, GraphProto, NodeProto, TensorShapeProto, TypeProto, ValueInfoProto,
 };
+use nonzero_rewrite_analysis::findings::{Left, Reason};
+use nonzero_rewrite_graph::MAX_SUBGRAPH_DEPTH;
 use std::collections::{BTreeMap, HashSet};
 
-/// Declares every tensor output of `graph` whose shape the inference proves fixed with that
-/// shape (its element type too, where none is declared), and a body's inputs proven fixed (a
-/// Loop's iteration number and condition, each carried value it keeps). Padded outputs
-/// are already declared at their capacity; a declaration the inference disagrees with is left
-/// as it is.
+/// Declares every tensor output and `value_info` of `graph` whose shape the inference proves
+/// fixed with that shape (its element type too, where none is declared; a `value_info` written
+/// before the rewrites, such as NonZero's `[2, u0]`, would say otherwise), and a body's inputs
+/// proven fixed (a Loop's iteration number and condition, each carried value it keeps). Padded
+/// outputs are already declared at their capacity; a declaration the inference disagrees with
+/// is left as it is ([`not_fixed`] reports it).
 pub fn declare_fixed(graph: &mut GraphProto, scope: &Scope) {
     let (_, shapes) = scope.shapes_of(graph);
-    for out in &mut graph.output {
+    for out in graph.output.iter_mut().chain(&mut graph.value_info) {
         let Some(name) = out.name.clone() else {
             continue;
         };
@@ -144,4 +148,43 @@ pub fn check_named_capacities(
         }
     }
     Ok(())
+}
+
+/// Every graph output and `value_info` of `graph` and its bodies still declared without a fixed
+/// shape (every size a `dim_value`), as a node left `shape-not-fixed`: the inference proves no
+/// fixed shape for it, or contradicts its declaration. Asked only when nothing else is left
+/// dynamic, so that a static model never declares a shape it does not fix.
+pub fn not_fixed(graph: &GraphProto, label: &str, depth: usize, left: &mut Vec<Left>) {
+    let index = GraphIndex::new(graph);
+    for vi in graph.output.iter().chain(&graph.value_info) {
+        let name = vi.name.as_deref().unwrap_or("");
+        let dims = crate::inputs::declared(vi);
+        if dims.as_ref().is_some_and(|d| d.iter().all(Option::is_some)) {
+            continue;
+        }
+        let producer = index.producer_of(graph, name);
+        let shape = dims.map_or("no tensor shape".to_string(), |d| {
+            let sizes: Vec<String> = d
+                .iter()
+                .map(|s| s.map_or("?".to_string(), |s| s.to_string()))
+                .collect();
+            format!("[{}]", sizes.join(", "))
+        });
+        left.push(Left {
+            graph: label.to_string(),
+            node: producer.map_or_else(|| format!("'{name}'"), describe),
+            op: producer.and_then(|n| n.op_type.clone()).unwrap_or_default(),
+            reason: Reason::ShapeNotFixed,
+            detail: format!("'{name}' is declared with {shape}; the inference proves no fixed shape for it, or contradicts its declaration"),
+        });
+    }
+    for node in graph.node.iter().filter(|_| depth < MAX_SUBGRAPH_DEPTH) {
+        for a in &node.attribute {
+            for body in a.g.iter().chain(&a.graphs) {
+                let attr = a.name.as_deref().unwrap_or("");
+                let sub = format!("{label}/{}.{attr}", describe(node));
+                not_fixed(body, &sub, depth + 1, left);
+            }
+        }
+    }
 }

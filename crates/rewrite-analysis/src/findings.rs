@@ -46,7 +46,8 @@ pub enum Reason {
     /// Static mode: a shape operand computed from tensor values.
     ValueDependentShape,
     /// Static mode: the mask's shape is not fixed (it depends on a result left dynamic, or on
-    /// an op the inference does not cover).
+    /// an op the inference does not cover); or, with nothing else left dynamic, a graph output
+    /// or `value_info` is declared without a fixed shape that the inference proves.
     ShapeNotFixed,
 }
 
@@ -89,7 +90,9 @@ impl Reason {
             Reason::PaddingUnsafe => "static mode: a reader of the padded result is not padding-safe",
             Reason::DataDependent => "static mode: the output size depends on tensor values",
             Reason::ValueDependentShape => "static mode: a shape operand is computed from tensor values",
-            Reason::ShapeNotFixed => "static mode: the mask's shape is not fixed",
+            Reason::ShapeNotFixed => {
+                "static mode: a shape is not fixed (a mask's, or a declared output's or value_info's)"
+            }
         }
     }
 }
