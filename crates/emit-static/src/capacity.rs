@@ -227,10 +227,7 @@ fn padded_within_limit(
     capacity: Option<i64>,
     gathers: &[(String, compact::GatherSizes)],
 ) -> Result<(), StaticError> {
-    let shape = |d: &[i64]| {
-        let parts: Vec<String> = d.iter().map(i64::to_string).collect();
-        format!("[{}]", parts.join(", "))
-    };
+    let shape = crate::summary::dims_text;
     let numel = checked_numel(dims).ok_or_else(|| {
         StaticError::Refused(format!(
             "NonZero {node}: its input '{mask}' of shape {} has more elements than an int64 counts",
