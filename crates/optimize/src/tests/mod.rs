@@ -181,6 +181,14 @@ pub fn main_listing(m: &ModelProto) -> Vec<String> {
 }
 
 /// Static-mode options with these input shapes.
+/// The static-mode refusal of `bytes` under `options` (a test fails on anything else).
+pub fn static_error(bytes: &[u8], options: &crate::Options) -> String {
+    match crate::optimize_with(bytes, options) {
+        Err(crate::OptimizeError::Static(why)) => why,
+        other => panic!("expected a static-mode error, got {other:?}"),
+    }
+}
+
 pub fn static_options(shapes: &[(&str, &[i64])]) -> crate::Options {
     crate::Options {
         static_shapes: true,

@@ -3,7 +3,7 @@
 //! input and the size; nothing wraps into a wrong fixed shape.
 
 use super::*;
-use crate::{optimize_with, OptimizeError, Options};
+use crate::optimize_with;
 use nonzero_proto::onnx::tensor_proto::DataType;
 
 /// `NonZero(x)` of a float input of symbolic shape `dims`, as the graph output `y`.
@@ -15,13 +15,6 @@ fn nonzero_of(dims: &[&str]) -> Vec<u8> {
         vec![],
     );
     model(g, 17)
-}
-
-fn static_error(bytes: &[u8], options: &Options) -> String {
-    match optimize_with(bytes, options) {
-        Err(OptimizeError::Static(why)) => why,
-        other => panic!("expected a static-mode error, got {other:?}"),
-    }
 }
 
 #[test]

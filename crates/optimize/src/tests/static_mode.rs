@@ -2,7 +2,7 @@
 //! checked on ONNX Runtime, OpenVINO and IREE by tests/python/test_static.py and tests/static.
 
 use super::*;
-use crate::{optimize_with, OptimizeError, Options, Reason};
+use crate::{optimize_with, Options, Reason};
 use nonzero_proto::onnx::tensor_proto::DataType;
 
 /// `NonZero(x)` of a float `[n, 3]` input, as the graph output `y`.
@@ -15,13 +15,6 @@ fn bare_nonzero(opset: i64) -> Vec<u8> {
     );
     g.output[0] = value("y", DataType::Int64, Some(&["2", "nnz"]));
     model(g, opset)
-}
-
-fn static_error(bytes: &[u8], options: &Options) -> String {
-    match optimize_with(bytes, options) {
-        Err(OptimizeError::Static(why)) => why,
-        other => panic!("expected a static-mode error, got {other:?}"),
-    }
 }
 
 #[test]
