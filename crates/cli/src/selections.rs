@@ -2,7 +2,7 @@
 //! (NonZero) feeds, and how long each selection is on a given run, so that the check knows which
 //! selections the capacity cut on that run and which outputs were computed from them.
 
-use nonzero_optimize::StaticReport;
+use nonzero_optimize::{node_label, StaticReport};
 use nonzero_proto::onnx::{
     type_proto, GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto,
 };
@@ -23,18 +23,6 @@ pub struct Selections {
 fn is_nonzero(node: &NodeProto) -> bool {
     node.op_type.as_deref() == Some("NonZero")
         && matches!(node.domain.as_deref(), None | Some("") | Some("ai.onnx"))
-}
-
-/// A node as the rewriter's report names it: its name, else `<Op -> first output>`.
-fn describe(node: &NodeProto) -> String {
-    match node.name.as_deref() {
-        Some(n) if !n.is_empty() => n.to_string(),
-        _ => format!(
-            "<{} -> {}>",
-            node.op_type.as_deref().unwrap_or("?"),
-            node.output.first().map_or("?", String::as_str)
-        ),
-    }
 }
 
 /// What `--static` compacted to a fixed capacity (its report's `compacted`): the main graph's
@@ -93,7 +81,7 @@ impl Selections {
         for node in &graph.node {
             if is_nonzero(node) {
                 if let Some(out) = node.output.first() {
-                    nonzeros.push((out.clone(), describe(node)));
+                    nonzeros.push((out.clone(), node_label(node)));
                     taint.insert(out.clone(), ([out.clone()].into(), false));
                 }
             }

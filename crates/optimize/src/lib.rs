@@ -23,6 +23,9 @@ mod validate;
 mod tests;
 
 pub use nonzero_emit_static::StaticReport;
+/// How reports name a node (its name, else `<Op -> first output>`): for hosts that match a
+/// report's node names against a model.
+pub use nonzero_rewrite_graph::graph::describe as node_label;
 pub use nonzero_rewrite_graph::library::{DOMAIN, DOMAIN_VERSION};
 pub use nonzero_rewrite_graph::{versions, MAX_SUBGRAPH_DEPTH};
 pub use options::{Options, Provider};
