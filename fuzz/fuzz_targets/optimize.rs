@@ -12,6 +12,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use nonzero_fuzz::strip_value_info;
 use nonzero_optimize::Options;
 use nonzero_proto::onnx::ModelProto;
 use nonzero_proto::Message;
@@ -37,18 +38,6 @@ fn check(model: &[u8], options: &Options) {
         nonzero_optimize::optimize_with(&out, options)
             .expect("the rewriter's output can be rewritten again");
     }
-}
-
-/// The model without `value_info` and without output types.
-fn strip_value_info(model: &[u8]) -> Vec<u8> {
-    let mut m = ModelProto::decode(model).expect("embedded models parse");
-    if let Some(g) = m.graph.as_mut() {
-        g.value_info.clear();
-        for output in &mut g.output {
-            output.r#type = None;
-        }
-    }
-    m.encode_to_vec()
 }
 
 fuzz_target!(|data: &[u8]| {

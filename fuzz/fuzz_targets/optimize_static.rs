@@ -23,6 +23,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use nonzero_fuzz::strip_value_info;
 use nonzero_optimize::Options;
 use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as DimValue;
 use nonzero_proto::onnx::{type_proto, GraphProto, ModelProto, ValueInfoProto};
@@ -171,17 +172,6 @@ fn check(model: &[u8], options: &Options, again: &Options) {
         out.len(),
         twice.len()
     );
-}
-
-fn strip_value_info(model: &[u8]) -> Vec<u8> {
-    let mut m = ModelProto::decode(model).expect("embedded models parse");
-    if let Some(g) = m.graph.as_mut() {
-        g.value_info.clear();
-        for output in &mut g.output {
-            output.r#type = None;
-        }
-    }
-    m.encode_to_vec()
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -1,8 +1,11 @@
 //! Shared pieces of the fuzz targets: a byte reader that never fails (missing bytes read as 0),
 //! an independent zero test straight from the element bytes, and executors that run tasks out of
-//! order so a kernel relying on task order would be caught.
+//! order so a kernel relying on task order would be caught; for the rewriter targets, a model
+//! stripped of its declared shapes.
 
 use nonzero_core::{DataType, Executor};
+use nonzero_proto::onnx::ModelProto;
+use nonzero_proto::Message;
 
 /// Reads the fuzzer's bytes front to back; past the end every read is 0.
 #[derive(Debug)]
@@ -93,4 +96,17 @@ impl Executor for Reversed {
     fn run(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
         (0..tasks).rev().for_each(task);
     }
+}
+
+/// The model without `value_info` and without output types, so that the rewriter's own inference
+/// carries the proofs (real TorchScript exports declare none): for the rewriter targets.
+pub fn strip_value_info(model: &[u8]) -> Vec<u8> {
+    let mut m = ModelProto::decode(model).expect("embedded models parse");
+    if let Some(g) = m.graph.as_mut() {
+        g.value_info.clear();
+        for output in &mut g.output {
+            output.r#type = None;
+        }
+    }
+    m.encode_to_vec()
 }
