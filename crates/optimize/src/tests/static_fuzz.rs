@@ -10,12 +10,9 @@ fn static_model(bytes: &[u8], options: &Options) -> ModelProto {
     ModelProto::decode(out.as_slice()).expect("parses")
 }
 
-/// A `value_info` written before the rewrites (an exporter's `[2, u0]` for NonZero's output)
-/// is declared with the fixed shape the rewrites give it, as the graph outputs are.
-/// Found at once, by the seed fuzz/seeds/optimize_static/nonzero_dynamo18.
-#[test]
-fn a_value_info_of_a_compacted_nonzero_gets_its_fixed_shape() {
-    let mut g = graph(
+/// `y = Transpose(NonZero(x))`, x float `[a, b]`: the exporters' `torch.nonzero`.
+fn nonzero_transposed() -> GraphProto {
+    graph(
         vec![
             node("NonZero", &["x"], &["c"], vec![]),
             node("Transpose", &["c"], &["y"], vec![ints("perm", &[1, 0])]),
@@ -23,7 +20,15 @@ fn a_value_info_of_a_compacted_nonzero_gets_its_fixed_shape() {
         vec![value("x", DataType::Float, Some(&["a", "b"]))],
         &["y"],
         vec![],
-    );
+    )
+}
+
+/// A `value_info` written before the rewrites (an exporter's `[2, u0]` for NonZero's output)
+/// is declared with the fixed shape the rewrites give it, as the graph outputs are.
+/// Found at once, by the seed fuzz/seeds/optimize_static/nonzero_dynamo18.
+#[test]
+fn a_value_info_of_a_compacted_nonzero_gets_its_fixed_shape() {
+    let mut g = nonzero_transposed();
     g.value_info
         .push(value("c", DataType::Int64, Some(&["2", "u0"])));
     let options = static_options(&[("x", &[3, 4])]);
@@ -50,15 +55,7 @@ fn a_value_info_of_a_compacted_nonzero_gets_its_fixed_shape() {
 /// fuzz/seeds/optimize_static/regress_contradicting_value_info.
 #[test]
 fn a_declaration_the_inference_contradicts_is_not_written_as_static() {
-    let mut g = graph(
-        vec![
-            node("NonZero", &["x"], &["c"], vec![]),
-            node("Transpose", &["c"], &["y"], vec![ints("perm", &[1, 0])]),
-        ],
-        vec![value("x", DataType::Float, Some(&["a", "b"]))],
-        &["y"],
-        vec![],
-    );
+    let mut g = nonzero_transposed();
     g.value_info.push(value("c", DataType::Float, None));
     let bytes = model(g, 17);
     let options = static_options(&[("x", &[3, 4])]);
