@@ -23,6 +23,7 @@ mod counts;
 mod dynamic;
 mod emit;
 mod exact;
+mod fold;
 mod gathers;
 pub mod inputs;
 mod lower;
@@ -203,8 +204,14 @@ impl StaticPass<'_> {
             return Err(StaticError::Graph(GraphError::TooDeep));
         }
         self.report.graphs += 1;
+        self.fold(graph, scope);
         if scope.opset >= MIN_OPSET {
-            for line in branches::fold_known(graph, scope) {
+            let lines = branches::fold_known(graph, scope);
+            if !lines.is_empty() {
+                // A taken branch's nodes may compute from shapes too.
+                self.fold(graph, scope);
+            }
+            for line in lines {
                 self.summary
                     .rewrites
                     .push(("known-branch".to_string(), line));
@@ -223,6 +230,23 @@ impl StaticPass<'_> {
         self.fixed_capacity(graph, scope)?;
         outputs::declare_fixed(graph, scope);
         Ok(())
+    }
+
+    /// The shape arithmetic of `graph` folded into initializers ([`fold`]).
+    fn fold(&mut self, graph: &mut GraphProto, scope: &Scope) {
+        let folded = fold::fold_constants(graph, scope);
+        if folded.nodes == 0 {
+            return;
+        }
+        self.report.removed_nodes += folded.removed;
+        let line = format!(
+            "{} computed from constants and fixed shapes alone became {}",
+            nonzero_rewrite_graph::text::plural(folded.nodes, "node"),
+            nonzero_rewrite_graph::text::plural(folded.initializers, "initializer"),
+        );
+        self.summary
+            .rewrites
+            .push(("folded".to_string(), scope.line(line)));
     }
 
     /// Runs `visit` on every If, Loop and Scan body of `graph`, in place, each in its scope: the

@@ -8,6 +8,7 @@
 //! Architecture invariant: analysis never edits the graph and never names a target. It uses the
 //! graph layer only; the matches and the targets read what it proves (docs/architecture.md).
 
+pub mod consts;
 pub mod dims;
 pub mod findings;
 pub mod infer;

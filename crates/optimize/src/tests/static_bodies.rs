@@ -176,7 +176,8 @@ fn if_on_a_size() -> Vec<u8> {
 fn an_if_the_fixed_shapes_decide_becomes_its_branch() {
     // x fixed to 5 rows: the condition is true, and the then branch takes the If's place (its
     // selection is then the main graph's); with 6 rows, the else branch (no NonZero at all).
-    for (rows, taken, rewrites) in [(5, "then_branch", 2), (6, "else_branch", 1)] {
+    // The condition is folded first (`Equal(Shape(x)[0], 5)` becomes an initializer).
+    for (rows, taken, rewrites) in [(5, "then_branch", 3), (6, "else_branch", 2)] {
         let options = static_options(&[("x", &[rows, 4]), ("m", &[rows])]);
         let (bytes, report) = optimize_with(&if_on_a_size(), &options).expect("static");
         let m = ModelProto::decode(bytes.as_slice()).unwrap();
@@ -185,9 +186,17 @@ fn an_if_the_fixed_shapes_decide_becomes_its_branch() {
         assert!(!ops.iter().any(|o| o == "If" || o == "NonZero"), "{ops:?}");
         let s = report.static_mode.as_ref().unwrap();
         assert_eq!(s.rewrites.len(), rewrites, "{:?}", s.rewrites);
-        assert_eq!(s.rewrites[0].0, "known-branch");
         assert_eq!(
-            s.rewrites[0].1,
+            s.rewrites[0],
+            (
+                "folded".to_string(),
+                "3 nodes computed from constants and fixed shapes alone became 1 initializer"
+                    .to_string()
+            )
+        );
+        assert_eq!(s.rewrites[1].0, "known-branch");
+        assert_eq!(
+            s.rewrites[1].1,
             format!("If If_y: the shapes fix its condition, and its {taken} takes its place")
         );
         let last = m.graph.as_ref().unwrap().node.last().unwrap();

@@ -41,6 +41,12 @@ impl Ctx<'_> {
         self.table.values(name).map(<[Dim]>::to_vec)
     }
 
+    /// The concrete value of input `slot` ([`crate::consts`]).
+    pub fn constant(&self, slot: usize) -> Option<&crate::consts::Const> {
+        let name = self.node.input.get(slot).filter(|n| !n.is_empty())?;
+        self.table.constant(name)
+    }
+
     /// The static integer values of input `slot`.
     pub fn static_ints(&self, slot: usize) -> Option<Vec<i64>> {
         self.values(slot)?.iter().map(Dim::as_static).collect()

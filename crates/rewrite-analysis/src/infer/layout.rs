@@ -303,14 +303,20 @@ fn resize(ctx: &Ctx) -> Option<Vec<Dim>> {
         return (sizes.len() == d.len() && crate::graph::attr(ctx.node, "axes").is_none())
             .then_some(sizes);
     }
-    let name = ctx.node.input.get(scales_slot)?;
-    let scales = ctx.index.const_floats(ctx.graph, name)?;
+    // The scales as a constant, or as a value the shapes decide (an export's size arithmetic).
+    let scales: Vec<f32> = match ctx.constant(scales_slot).map(|c| &c.data) {
+        Some(crate::consts::Data::F32(v)) => v.clone(),
+        _ => ctx
+            .index
+            .const_floats(ctx.graph, ctx.node.input.get(scales_slot)?)?,
+    };
     (scales.len() == d.len() && crate::graph::attr(ctx.node, "axes").is_none()).then_some(())?;
     d.iter()
         .zip(&scales)
         .enumerate()
         .map(|(axis, (x, &s))| match x.as_static() {
-            Some(n) => Some(Dim::from((n as f64 * f64::from(s)).floor() as i64)),
+            // ONNX Runtime's size: the float32 product, truncated.
+            Some(n) => Some(Dim::from((n as f32 * s) as i64)),
             None if s.fract() == 0.0 && s >= 1.0 => Some(x.mul(&Dim::from(s as i64))),
             None => Some(ctx.fresh(0, axis)),
         })

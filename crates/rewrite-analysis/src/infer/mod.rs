@@ -9,6 +9,7 @@
 mod bodies;
 mod compute;
 mod ctx;
+mod declared;
 pub mod dim;
 mod elementwise;
 mod fallback;
@@ -20,11 +21,14 @@ mod values;
 pub use bodies::BodyInputs;
 pub use ctx::{axis_in, Ctx};
 pub use dim::Dim;
+pub use layout::shape_range;
 
+use crate::consts::Const;
 use crate::graph::{is_onnx_op, tensor_integral, GraphIndex};
-use nonzero_proto::onnx::tensor_shape_proto::dimension::Value as DimValue;
-use nonzero_proto::onnx::{type_proto, GraphProto, NodeProto, ValueInfoProto};
+use declared::declared;
+use nonzero_proto::onnx::{GraphProto, NodeProto, ValueInfoProto};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// The largest size expression kept: terms, and characters of canonical text.
 const MAX_TERMS: usize = 64;
@@ -69,6 +73,9 @@ pub struct ShapeTable {
     infos: HashMap<String, TensorInfo>,
     /// The values of small integer tensors, flattened (shapes, axes, sizes).
     values: HashMap<String, Vec<Dim>>,
+    /// The concrete values of tensors computed from constants and fixed shapes alone
+    /// ([`crate::consts`]); shared, since each body's table starts as a copy of its graph's.
+    consts: HashMap<String, Rc<Const>>,
     /// Tensors whose declared type or shape disagrees with the inference: name -> both.
     conflicts: HashMap<String, String>,
     /// The `ai.onnx` opset of this scope: ops are inferred only at since-versions the rewriter
@@ -105,6 +112,17 @@ impl ShapeTable {
                     .values
                     .insert(name.clone(), v.into_iter().map(Dim::from).collect());
             }
+            if let Some(c) = Const::from_tensor(t) {
+                // Bool initializers too (a folded condition).
+                if !table.values.contains_key(name) {
+                    if let Some(v) = c.integral().filter(|v| v.len() <= values::MAX_VALUES) {
+                        table
+                            .values
+                            .insert(name.clone(), v.into_iter().map(Dim::from).collect());
+                    }
+                }
+                table.consts.insert(name.clone(), Rc::new(c));
+            }
         }
         for (position, vi) in graph.input.iter().enumerate() {
             let Some(name) = &vi.name else { continue };
@@ -138,6 +156,11 @@ impl ShapeTable {
         self.values.get(name).map(Vec::as_slice)
     }
 
+    /// The concrete value of `name`, when constants and fixed shapes decide it.
+    pub fn constant(&self, name: &str) -> Option<&Const> {
+        self.consts.get(name).map(Rc::as_ref)
+    }
+
     /// What disagreed, when `name`'s declared type or shape contradicts the inference.
     pub fn conflict(&self, name: &str) -> Option<&str> {
         self.conflicts.get(name).map(String::as_str)
@@ -158,6 +181,10 @@ impl ShapeTable {
             index,
         };
         let known = crate::versions::is_known(op, self.opset);
+        let consts = (known && is_onnx_op(node, op))
+            .then(|| crate::consts::evaluate(op, &ctx))
+            .flatten()
+            .filter(|c| c.len() == node.output.len());
         let (infos, values) = if known && is_onnx_op(node, "If") {
             (self.infer_if(node), None)
         } else if known && is_onnx_op(node, "Loop") {
@@ -177,7 +204,13 @@ impl ShapeTable {
             if out.is_empty() {
                 continue;
             }
-            let inferred = infos.get(slot).cloned().flatten().unwrap_or_default();
+            let inferred = match consts.as_ref().map(|c| &c[slot]) {
+                Some(c) => TensorInfo {
+                    elem_type: Some(c.elem_type),
+                    dims: Some(c.dims.iter().map(|&d| Dim::from(d as i64)).collect()),
+                },
+                None => infos.get(slot).cloned().flatten().unwrap_or_default(),
+            };
             if let Some(taint) = &tainted {
                 self.conflicts.insert(out.clone(), taint.clone());
                 self.infos.insert(out.clone(), inferred);
@@ -198,6 +231,18 @@ impl ShapeTable {
             if !self.conflicts.contains_key(out) {
                 self.values.insert(out.clone(), v);
             }
+        }
+        for (out, c) in node.output.iter().zip(consts.into_iter().flatten()) {
+            if out.is_empty() || self.conflicts.contains_key(out) {
+                continue;
+            }
+            if !self.values.contains_key(out) {
+                if let Some(v) = c.integral().filter(|v| v.len() <= values::MAX_VALUES) {
+                    self.values
+                        .insert(out.clone(), v.into_iter().map(Dim::from).collect());
+                }
+            }
+            self.consts.insert(out.clone(), Rc::new(c));
         }
     }
 
@@ -249,113 +294,6 @@ impl ShapeTable {
             })
             .collect()
     }
-
-    /// The inferred facts, completed by the declared ones; a disagreement (different element
-    /// types, ranks or static sizes, or two different proven sizes) leaves the tensor unknown.
-    fn reconcile(
-        &mut self,
-        name: &str,
-        inferred: TensorInfo,
-        declared: Option<Declared>,
-    ) -> TensorInfo {
-        let Some(declared) = declared else {
-            return inferred;
-        };
-        let mut conflict = false;
-        let elem_type = match (inferred.elem_type, declared.elem_type) {
-            (Some(a), Some(b)) if a != b => {
-                conflict = true;
-                None
-            }
-            (a, b) => a.or(b),
-        };
-        let dims = match (&inferred.dims, &declared.dims) {
-            (None, Some(_)) => Some(declared.clone().fill(name).dims.unwrap_or_default()),
-            (Some(i), Some(d)) if i.len() != d.len() => {
-                conflict = true;
-                None
-            }
-            (Some(i), Some(d)) => Some(
-                i.iter()
-                    .zip(d)
-                    .enumerate()
-                    .map(|(axis, (i, d))| match d {
-                        None => i.clone(),
-                        Some(d) if d == i => i.clone(),
-                        Some(d) if i.is_unknown() => d.clone(),
-                        // Two different numbers: provably contradictory.
-                        Some(d) if d.as_static().is_some() && i.as_static().is_some() => {
-                            conflict = true;
-                            Dim::fresh(&format!("{name}.{axis}"))
-                        }
-                        // A name against a proven size: not a contradiction; the proof wins.
-                        Some(_) => i.clone(),
-                    })
-                    .collect(),
-            ),
-            (dims, None) => dims.clone(),
-        };
-        if conflict {
-            self.conflicts.insert(
-                name.to_string(),
-                format!(
-                    "declared {} but inferred {}",
-                    declared.fill(name).shape_text(),
-                    inferred.shape_text()
-                ),
-            );
-            // Trust neither: keep only the rank both agree on, with unknown sizes.
-            let rank = dims.as_ref().map(Vec::len);
-            return TensorInfo {
-                elem_type,
-                dims: rank.map(|r| (0..r).map(|a| Dim::fresh(&format!("{name}.{a}"))).collect()),
-            };
-        }
-        TensorInfo { elem_type, dims }
-    }
-}
-
-/// A declared tensor type: sizes are `None` where the declaration names none.
-#[derive(Debug, Clone)]
-struct Declared {
-    elem_type: Option<i32>,
-    dims: Option<Vec<Option<Dim>>>,
-}
-
-impl Declared {
-    /// As a [`TensorInfo`], unnamed sizes becoming fresh sizes of `name`.
-    fn fill(self, name: &str) -> TensorInfo {
-        TensorInfo {
-            elem_type: self.elem_type,
-            dims: self.dims.map(|d| {
-                d.into_iter()
-                    .enumerate()
-                    .map(|(axis, x)| x.unwrap_or_else(|| Dim::fresh(&format!("{name}.{axis}"))))
-                    .collect()
-            }),
-        }
-    }
-}
-
-/// The tensor type a value info declares.
-fn declared(vi: &ValueInfoProto) -> Option<Declared> {
-    let Some(type_proto::Value::TensorType(t)) = vi.r#type.as_ref()?.value.as_ref() else {
-        return None;
-    };
-    let dims = t.shape.as_ref().map(|s| {
-        s.dim
-            .iter()
-            .map(|d| match &d.value {
-                Some(DimValue::DimValue(v)) if *v >= 0 => Some(Dim::from(*v)),
-                Some(DimValue::DimParam(p)) if !p.is_empty() => Some(Dim::param(p)),
-                _ => None,
-            })
-            .collect()
-    });
-    Some(Declared {
-        elem_type: t.elem_type.filter(|&e| e != 0),
-        dims,
-    })
 }
 
 /// What each output of `op` is, as far as proven (`None` entries unknown).

@@ -6,7 +6,7 @@ use crate::graph::{attr, int_attr, ints_attr, tensor_integral, tensor_ints};
 use nonzero_proto::onnx::tensor_proto::DataType;
 
 /// Longest value list tracked (shapes and axes are short).
-const MAX_VALUES: usize = 64;
+pub const MAX_VALUES: usize = 64;
 
 /// The flattened values of output 0, when proven.
 pub fn infer_values(op: &str, ctx: &Ctx) -> Option<Vec<Dim>> {
