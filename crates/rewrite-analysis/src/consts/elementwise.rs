@@ -86,7 +86,7 @@ pub fn unary(op: &str, x: &Const) -> Option<Const> {
 }
 
 /// One float op. Computed in f64 and rounded once to f32 where the input is f32: for these
-/// ops (correctly rounded in IEEE: negation, abs, ceil, floor, round, sqrt) that is exactly
+/// ops (correctly rounded in IEEE: negation, abs, ceil, floor, round, sqrt, 1/x) that is exactly
 /// float32's result. Exp and Log are not correctly rounded anywhere, so they are not folded.
 fn float_unary(op: &str, a: f64) -> Option<f64> {
     Some(match op {
@@ -96,6 +96,7 @@ fn float_unary(op: &str, a: f64) -> Option<f64> {
         "Floor" => a.floor(),
         "Round" => a.round_ties_even(),
         "Sqrt" => a.sqrt(),
+        "Reciprocal" => 1.0 / a,
         "Sign" => {
             if a == 0.0 || a.is_nan() {
                 a

@@ -10,7 +10,15 @@ use crate::infer::Ctx;
 use nonzero_proto::onnx::tensor_proto::DataType;
 
 const UNARY: &[&str] = &[
-    "Neg", "Abs", "Ceil", "Floor", "Round", "Sqrt", "Sign", "Not",
+    "Neg",
+    "Abs",
+    "Ceil",
+    "Floor",
+    "Round",
+    "Sqrt",
+    "Reciprocal",
+    "Sign",
+    "Not",
 ];
 const BINARY: &[&str] = &[
     "Add",

@@ -1,5 +1,5 @@
 //! Ops that compute new values with their own output shapes: convolution and pooling,
-//! MatMul/Gemm, reductions, ArgMax/ArgMin, TopK, Range, NonMaxSuppression.
+//! MatMul/Gemm, reductions, ArgMax/ArgMin, TopK, Range, NonMaxSuppression, OneHot.
 
 use super::{axis_in, Ctx, Dim, TensorInfo};
 use crate::graph::ints_attr;
@@ -96,6 +96,17 @@ pub fn infer_compute(op: &str, ctx: &Ctx) -> Option<Vec<Option<TensorInfo>>> {
             vec![range_length(ctx).unwrap_or_else(|| ctx.fresh(0, 0))],
         )],
         "NonMaxSuppression" => vec![info(INT64, vec![ctx.fresh(0, 0), Dim::from(3)])],
+        // OneHot(indices, depth, values): depth inserted at `axis` (-1: last), of values' type.
+        "OneHot" => {
+            let mut d = ctx.dims(0)?;
+            let axis = axis_in(ctx.int("axis", -1)?, d.len() + 1)?;
+            let depth = match ctx.values(1).as_deref() {
+                Some([depth]) => depth.clone(),
+                _ => ctx.fresh(0, axis),
+            };
+            d.insert(axis, depth);
+            vec![info(ctx.elem(2), d)]
+        }
         _ => return None,
     };
     Some(outputs)
