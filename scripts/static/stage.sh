@@ -4,7 +4,8 @@
 # tests/static proves the judge on hand-made models, then judges the committed exports as they
 # are and after `nonzero optimize --static` (target/release/nonzero, built here as scripts/setup
 # builds it, a no-op when current; $NONZERO_CLI names another), and the seeds of the fuzz target
-# optimize_static made static (test_fuzz_sample.py), and writes build/static/report.md.
+# optimize_static made static (test_fuzz_sample.py), compares the shapes the analysis folds with
+# OpenVINO's (test_folded_shapes.py), and writes build/static/report.md.
 # IREE's compiled modules are cached in build/static/iree/.
 static_venv() {
   venv .venv-static requirements/static.txt
@@ -19,6 +20,8 @@ stage_static() {
     step "static: the nonzero CLI (cargo build --release --workspace, as scripts/setup)"
     cargo build --release --workspace
   fi
+  step "static: what the analysis proves per tensor (crates/rewrite-analysis/examples/shapes.rs)"
+  cargo build --release -p nonzero-rewrite-analysis --example shapes
   step "static: tests/static (the judge on hand-made models; the committed exports as they are and after --static)"
   .venv-static/bin/python -m pytest -q tests/static
   echo "OpenVINO's verdicts and IREE's compiles (build/static/report.md):"

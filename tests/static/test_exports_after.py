@@ -41,23 +41,27 @@ NMS = ("NonMaxSuppression", "data-dependent")
 UNSAFE, NOT_FIXED = ("NonZero", "padding-unsafe"), ("NonZero", "shape-not-fixed")
 VALUE_SHAPE = "value-dependent-shape"
 STAYS_DYNAMIC = {
-    # torchvision: the masks' shapes come from the resized, padded image and from TopK's k, which
-    # nonzero's shape inference does not fix; NonMaxSuppression (in an If's else branch) has
-    # its own data-dependent output size.
-    "real/faster_rcnn_ts17.onnx": {NMS: 2, NOT_FIXED: 6},
-    "real/fcos_ts17.onnx": {NMS: 1, NOT_FIXED: 8},
-    "real/keypoint_rcnn_ts17.onnx": {NMS: 2, NOT_FIXED: 8, ("Resize", VALUE_SHAPE): 1},
-    "real/mask_rcnn_ts17.onnx": {NMS: 2, NOT_FIXED: 8, ("Resize", VALUE_SHAPE): 1, ("Slice", VALUE_SHAPE): 2,
-                                 ("ConstantOfShape", VALUE_SHAPE): 4},
-    "real/retinanet_ts17.onnx": {NMS: 1, NOT_FIXED: 8},
-    "real/ssdlite320_ts17.onnx": {NMS: 1, NOT_FIXED: 180},
-    # transformers: a Reshape reads the gathered rows (bart), masks of inferred shape [?] (mixtral's
-    # expert routing), sizes computed from values (longformer's and VITS's Range, Slice, ...).
+    # torchvision, with the shape arithmetic folded (the resized, padded image's size, each
+    # level's TopK k): what is left reads selections row-wise past what padding-safe readers
+    # cover (SSDlite's and RetinaNet's per-level TopK over a selection, whose k is
+    # min(K, count): TopK value-dependent-shape), masks whose length comes after NMS or a
+    # selection (shape-not-fixed), and NonMaxSuppression (in an If's else branch) with its own
+    # data-dependent output size.
+    "real/faster_rcnn_ts17.onnx": {NMS: 2, NOT_FIXED: 4, UNSAFE: 1},
+    "real/fcos_ts17.onnx": {NMS: 1, UNSAFE: 8, ("TopK", VALUE_SHAPE): 4},
+    "real/keypoint_rcnn_ts17.onnx": {NMS: 2, NOT_FIXED: 6, UNSAFE: 1, ("Resize", VALUE_SHAPE): 1},
+    "real/mask_rcnn_ts17.onnx": {NMS: 2, NOT_FIXED: 6, UNSAFE: 1, ("Resize", VALUE_SHAPE): 1,
+                                 ("Slice", VALUE_SHAPE): 2, ("ConstantOfShape", VALUE_SHAPE): 4},
+    "real/retinanet_ts17.onnx": {NMS: 1, UNSAFE: 8, ("TopK", VALUE_SHAPE): 4},
+    "real/ssdlite320_ts17.onnx": {NMS: 1, UNSAFE: 180},
+    # transformers: a Reshape reads the gathered rows (bart), the expert's rows reach a Split and
+    # Gathers on their way to index_add (mixtral), sizes computed from values (longformer's and
+    # VITS's Range, Slice, ...).
     "real/bart_dynamo18.onnx": {UNSAFE: 1},
     "real/bart_ts17.onnx": {UNSAFE: 1},
     "real/longformer_ts17.onnx": {UNSAFE: 41, NOT_FIXED: 2, ("ConstantOfShape", VALUE_SHAPE): 6,
                                   ("Range", VALUE_SHAPE): 1, ("Reshape", VALUE_SHAPE): 8, ("Slice", VALUE_SHAPE): 4},
-    "real/mixtral_ts17.onnx": {NOT_FIXED: 10},
+    "real/mixtral_ts17.onnx": {UNSAFE: 10},
     # VITS's masked writes read their updates' list itself (crate::writes): no Slice(W, 0, nnz).
     "real/vits_ts17.onnx": {UNSAFE: 15, ("Range", VALUE_SHAPE): 1},
     # y = x[m] if ... else x[~m]: each branch returns its selection, the If's output.

@@ -239,3 +239,44 @@ fn a_loop_iteration_is_not_a_constant() {
     assert!(!ops.iter().any(|o| o.starts_with("Shape(")), "{ops:?}");
     assert_eq!(initializer_ints(body, "outer_shape"), Some(vec![5]));
 }
+
+/// Einsum's and OneHot's shapes (Longformer's attention, Mixtral's expert mask) fix the
+/// selections after them.
+#[test]
+fn einsum_and_one_hot_shapes() {
+    let einsum = AttributeProto {
+        name: Some("equation".into()),
+        r#type: Some(nonzero_proto::onnx::attribute_proto::AttributeType::String as i32),
+        s: Some(b"bij,bjk->bik".to_vec().into()),
+        ..Default::default()
+    };
+    let g = graph(
+        vec![
+            node("Einsum", &["a", "b"], &["p"], vec![einsum]),
+            node("Greater", &["p", "zero"], &["mask"], vec![]),
+            node("NonZero", &["mask"], &["y"], vec![]),
+            node("OneHot", &["idx", "depth", "off_on"], &["hot"], vec![]),
+            node("NonZero", &["hot"], &["z"], vec![]),
+        ],
+        vec![
+            value("a", DataType::Float, Some(&["B", "I", "J"])),
+            value("b", DataType::Float, Some(&["B", "J", "K"])),
+            value("idx", DataType::Int64, Some(&["T", "2"])),
+        ],
+        &["y", "z"],
+        vec![
+            float_tensor("zero", &[], &[0.0]),
+            TensorProto {
+                dims: vec![],
+                ..int64s("depth", &[8])
+            },
+            int64s("off_on", &[0, 1]),
+        ],
+    );
+    let options = static_options(&[("a", &[2, 3, 4]), ("b", &[2, 4, 5]), ("idx", &[6, 2])]);
+    let (out, _) = optimize_with(&model(g, 17), &options).expect("static");
+    let m = ModelProto::decode(out.as_slice()).unwrap();
+    let g = m.graph.as_ref().unwrap();
+    assert_eq!(output_dims(g, "y"), vec![3, 2 * 3 * 5]);
+    assert_eq!(output_dims(g, "z"), vec![3, 6 * 2 * 8]);
+}

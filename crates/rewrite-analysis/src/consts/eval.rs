@@ -135,6 +135,9 @@ pub fn evaluate(op: &str, ctx: &Ctx) -> Option<Vec<Const>> {
         "Expand" => one(layout::expand(x(0)?, &ints(1)?)),
         "Tile" => one(layout::tile(x(0)?, &ints(1)?)),
         "Range" => one(range(x(0)?, x(1)?, x(2)?)),
+        // A selection of a value is a value: `[rank, count]`, row-major (a mask built from
+        // sizes alone, as Longformer's padding and VITS's flows build them).
+        "NonZero" => one(nonzero(x(0)?)),
         "ConstantOfShape" => {
             let shape: Vec<usize> = ints(0)?
                 .iter()
@@ -300,4 +303,24 @@ fn range(start: &Const, limit: &Const, delta: &Const) -> Option<Const> {
     };
     let n = data.len();
     Const::new(elem_type, vec![n], data)
+}
+
+/// `NonZero(x)`: the coordinates of the non-zero elements, one row per axis.
+pub(super) fn nonzero(x: &Const) -> Option<Const> {
+    let flags = x.data.as_f64();
+    let hits: Vec<usize> = (0..flags.len()).filter(|&i| flags[i] != 0.0).collect();
+    let rank = x.dims.len();
+    let strides = super::strides(&x.dims);
+    let mut out = Vec::with_capacity(rank * hits.len());
+    for axis in 0..rank {
+        out.extend(
+            hits.iter()
+                .map(|&i| (i / strides[axis] % x.dims[axis]) as i64),
+        );
+    }
+    Const::new(
+        DataType::Int64 as i32,
+        vec![rank, hits.len()],
+        Data::Int(out),
+    )
 }

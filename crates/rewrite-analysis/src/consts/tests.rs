@@ -150,3 +150,15 @@ fn reductions() {
         Data::F32(vec![0.1])
     );
 }
+
+#[test]
+fn a_selection_of_a_value() {
+    let x = ints(BOOL, &[2, 3], &[0, 1, 0, 1, 0, 1]);
+    let c = super::eval::nonzero(&x).unwrap();
+    assert_eq!(
+        (c.dims.clone(), c.ints()),
+        (vec![2, 3], Some(&[0, 1, 1, 1, 0, 2][..]))
+    );
+    let none = super::eval::nonzero(&floats(&[2], &[0.0, -0.0])).unwrap();
+    assert_eq!(none.dims, vec![1, 0]);
+}

@@ -1,5 +1,5 @@
 //! Ops that compute new values with their own output shapes: convolution and pooling,
-//! MatMul/Gemm, reductions, ArgMax/ArgMin, TopK, Range, NonMaxSuppression, OneHot.
+//! MatMul/Gemm, Einsum, reductions, ArgMax/ArgMin, TopK, Range, NonMaxSuppression, OneHot.
 
 use super::{axis_in, Ctx, Dim, TensorInfo};
 use crate::graph::ints_attr;
@@ -96,6 +96,7 @@ pub fn infer_compute(op: &str, ctx: &Ctx) -> Option<Vec<Option<TensorInfo>>> {
             vec![range_length(ctx).unwrap_or_else(|| ctx.fresh(0, 0))],
         )],
         "NonMaxSuppression" => vec![info(INT64, vec![ctx.fresh(0, 0), Dim::from(3)])],
+        "Einsum" => vec![info(elem, einsum(ctx)?)],
         // OneHot(indices, depth, values): depth inserted at `axis` (-1: last), of values' type.
         "OneHot" => {
             let mut d = ctx.dims(0)?;
@@ -275,4 +276,42 @@ fn reduce(ctx: &Ctx) -> Option<Vec<Dim>> {
             })
             .collect(),
     )
+}
+
+/// Einsum's output: each output letter's size from the operand that has it (`->` explicit, or
+/// the letters used once, sorted). Equations with an ellipsis are not inferred.
+fn einsum(ctx: &Ctx) -> Option<Vec<Dim>> {
+    let equation = crate::graph::attr(ctx.node, "equation")?.s.as_deref()?;
+    let equation: String = std::str::from_utf8(equation)
+        .ok()?
+        .split_whitespace()
+        .collect();
+    (!equation.contains('.')).then_some(())?;
+    let (operands, output) = match equation.split_once("->") {
+        Some((ins, out)) => (ins.to_string(), Some(out.to_string())),
+        None => (equation.clone(), None),
+    };
+    let mut sizes: std::collections::HashMap<char, Dim> = std::collections::HashMap::new();
+    let mut uses: std::collections::BTreeMap<char, usize> = std::collections::BTreeMap::new();
+    for (slot, letters) in operands.split(',').enumerate() {
+        let dims = ctx.dims(slot)?;
+        (dims.len() == letters.chars().count()).then_some(())?;
+        for (letter, d) in letters.chars().zip(dims) {
+            *uses.entry(letter).or_default() += 1;
+            // A size of 1 broadcasts: another operand's size for the letter wins.
+            match sizes.get(&letter) {
+                Some(known) if known.as_static() != Some(1) => {}
+                _ => {
+                    sizes.insert(letter, d);
+                }
+            }
+        }
+    }
+    let output = output.unwrap_or_else(|| {
+        uses.iter()
+            .filter(|(_, &n)| n == 1)
+            .map(|(&c, _)| c)
+            .collect()
+    });
+    output.chars().map(|c| sizes.get(&c).cloned()).collect()
 }

@@ -199,6 +199,9 @@ pub const DEFINITIONS: &[(&str, &[Definition])] = &[
         Definition { since: 13, inputs: (1, 3), outputs: (1, 2), attributes: &["seed"], required: &[] },
         Definition { since: 22, inputs: (1, 3), outputs: (1, 2), attributes: &["seed"], required: &[] },
     ]),
+    ("Einsum", &[
+        Definition { since: 12, inputs: (1, u32::MAX), outputs: (1, 1), attributes: &["equation"], required: &["equation"] },
+    ]),
     ("Elu", &[
         Definition { since: 1, inputs: (1, 1), outputs: (1, 1), attributes: &["alpha", "consumed_inputs"], required: &[] },
         Definition { since: 6, inputs: (1, 1), outputs: (1, 1), attributes: &["alpha"], required: &[] },
