@@ -247,7 +247,7 @@ fn einsum_and_one_hot_shapes() {
     let einsum = AttributeProto {
         name: Some("equation".into()),
         r#type: Some(nonzero_proto::onnx::attribute_proto::AttributeType::String as i32),
-        s: Some(b"bij,bjk->bik".to_vec().into()),
+        s: Some(b"bij,bjk->bik".to_vec()),
         ..Default::default()
     };
     let g = graph(

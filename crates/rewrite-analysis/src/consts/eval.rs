@@ -312,11 +312,8 @@ pub(super) fn nonzero(x: &Const) -> Option<Const> {
     let rank = x.dims.len();
     let strides = super::strides(&x.dims);
     let mut out = Vec::with_capacity(rank * hits.len());
-    for axis in 0..rank {
-        out.extend(
-            hits.iter()
-                .map(|&i| (i / strides[axis] % x.dims[axis]) as i64),
-        );
+    for (stride, size) in strides.iter().zip(&x.dims) {
+        out.extend(hits.iter().map(|&i| (i / stride % size) as i64));
     }
     Const::new(
         DataType::Int64 as i32,
