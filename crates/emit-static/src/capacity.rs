@@ -21,8 +21,11 @@ impl StaticPass<'_> {
         graph: &mut GraphProto,
         scope: &Scope,
     ) -> Result<(), StaticError> {
+        // What the graph proves, recomputed only after a compaction changed it: a NonZero
+        // refused leaves the graph as it was (SSDlite refuses 180 in a row).
+        let mut unchanged = None;
         loop {
-            let (index, shapes) = scope.shapes_of(graph);
+            let (index, shapes) = unchanged.take().unwrap_or_else(|| scope.shapes_of(graph));
             let view = View {
                 graph,
                 index: &index,
@@ -103,6 +106,7 @@ impl StaticPass<'_> {
                 Ok(plan) => plan,
                 Err(why) => {
                     self.known.insert(output, why);
+                    unchanged = Some((index, shapes));
                     continue;
                 }
             };
