@@ -100,6 +100,14 @@ def _values(role, dtype, dims, case, rng):
         return v - 2 if case == "none" else v + 2 if case == "all" else v
     if role == "normal":
         return rng.standard_normal(dims).astype(dtype)
+    if role == "router":  # an MoE's logits (tests/python/real_patterns.py's): with "none" and
+        # "all", every token's top experts by far are the first ones or the last ones, so that
+        # some experts select no token; the other cases route at random.
+        logits = rng.standard_normal(dims).astype(dtype)
+        if case in ("none", "all"):
+            top = np.arange(dims[-1]) if case == "none" else np.arange(dims[-1])[::-1]
+            logits += np.where(top < 2, 10.0 * (2 - top), 0.0).astype(dtype)
+        return logits
     raise ValueError(f"no values for the role {role!r}")
 
 

@@ -59,7 +59,7 @@ STAYS_DYNAMIC = {
     # VITS's Range, Slice, ...).
     "real/bart_dynamo18.onnx": {UNSAFE: 1},
     "real/bart_ts17.onnx": {UNSAFE: 1},
-    "real/longformer_ts17.onnx": {UNSAFE: 41, NOT_FIXED: 2, ("ConstantOfShape", VALUE_SHAPE): 6,
+    "real/longformer_ts17.onnx": {UNSAFE: 1, NOT_FIXED: 2, ("ConstantOfShape", VALUE_SHAPE): 6,
                                   ("Range", VALUE_SHAPE): 1, ("Reshape", VALUE_SHAPE): 8, ("Slice", VALUE_SHAPE): 4},
     "real/mixtral_ts17.onnx": {UNSAFE: 10},
     # VITS's masked writes read their updates' list itself (crate::writes): no Slice(W, 0, nnz).
@@ -67,9 +67,6 @@ STAYS_DYNAMIC = {
     # y = x[m] if ... else x[~m]: each branch returns its selection, the If's output.
     "torch_patterns/if_select_dynamo18.onnx": {UNSAFE: 2},
     "torch_patterns/if_select_ts17.onnx": {UNSAFE: 2},
-    # The token and slot columns feed index_add (a -1 would write).
-    "torch_patterns/moe_router_dynamo18.onnx": {UNSAFE: 4},
-    "torch_patterns/moe_router_ts17.onnx": {UNSAFE: 4},
     # nms(boxes[m], scores[m]): NMS runs over every box, no NonZero is left; NMS's own count
     # stays, and the Slice that cuts off the rows of boxes masked out.
     **{f"torch_patterns/{name}_{exporter}.onnx": {("NonMaxSuppression", "data-dependent"): 1,
@@ -181,6 +178,15 @@ def _signs(export, report, feeds, want, got):
 
 
 # Where a host reads some inputs its own way, as its run of the original shows: (when, why).
+# Exports whose padded rows go through MatMul or Gemm (an MoE's experts): the static model
+# multiplies the capacity's rows where the original multiplied the count's, which may round
+# the last bits differently on ONNX Runtime (1e-5 relative, issue 37) and IREE (1e-4).
+# OpenVINO's CPU plugin computes MatMul at its own precision (bf16 where the CPU has it, 1e-2
+# off ONNX Runtime here): its static output is judged against its own run of the original.
+MATMUL_ROWS = {
+    f"torch_patterns/moe_router_{exporter}.onnx": {"onnxruntime": {"y": (1e-5, 1e-7)}, "iree": {"y": (1e-4, 1e-6)}}
+    for exporter in ("ts17", "dynamo18")
+}
 OWN_ORIGINAL = {
     "openvino": (cases.nan_compared, "NaN > threshold"),
     "iree": (cases.has_denormals, "denormals in arithmetic"),
@@ -195,11 +201,12 @@ def _same(a, b):
     return True
 
 
-def _check(report, export, want, got):
+def _check(report, export, want, got, engine=None):
     """The contract: `got` (the static model's outputs) cut to its counts along the report's
-    axes equals `want` exactly, float reductions up to rounding, the padding -1 or +0."""
-    compare_static(want, got, axes=report_axes(report), rounding=FLOAT_REDUCTIONS.get(export.id),
-                   pads=_pads(report, got))
+    axes equals `want` exactly, float reductions and MatMul rows up to rounding, the padding -1
+    or +0."""
+    rounding = FLOAT_REDUCTIONS.get(export.id) or MATMUL_ROWS.get(export.id, {}).get(engine)
+    compare_static(want, got, axes=report_axes(report), rounding=rounding, pads=_pads(report, got))
 
 
 def _pads(report, got):
@@ -211,8 +218,14 @@ def _judge(report, export, engine, case, feeds, want, got, cell):
     """_check against ONNX Runtime's original (`want`); failing that, where OWN_ORIGINAL says
     the engine reads these inputs its own way, against its own run of the original (inputs
     fixed, as the before table has it), which must then differ from ONNX Runtime's."""
+    if engine == "openvino" and export.id in MATMUL_ROWS:
+        own = ENGINES[engine](_fixed(export), feeds)
+        _check(report, export, own, got, engine)
+        cell["own"].append(case)
+        cell["why"] = "MatMul at OpenVINO's precision"
+        return
     try:
-        _check(report, export, want, got)
+        _check(report, export, want, got, engine)
         return
     except AssertionError:
         when, why = OWN_ORIGINAL.get(engine, (None, None))
@@ -220,7 +233,7 @@ def _judge(report, export, engine, case, feeds, want, got, cell):
             raise
     own = ENGINES[engine](_fixed(export), feeds)
     assert not _same(own, want), "the static output differs from ONNX Runtime's original, the engine's does not"
-    _check(report, export, own, got)
+    _check(report, export, own, got, engine)
     cell["own"].append(case)
     cell["why"] = why
 

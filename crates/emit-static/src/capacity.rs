@@ -5,7 +5,7 @@
 
 use super::emit::Emitter;
 use super::scope::Scope;
-use super::{compact, outputs, padding, replace, static_dims, StaticPass};
+use super::{compact, outputs, padding, replace, scatter, static_dims, StaticPass};
 use crate::graph::{describe, is_onnx_op};
 use crate::trace::View;
 use crate::StaticError;
@@ -100,9 +100,19 @@ impl StaticPass<'_> {
                         (r.clone(), sizes.collect(), info.elem_type.unwrap_or(0))
                     })
                     .collect();
-                Ok((dims, mask_type, flow, gathers, reductions))
+                let writes = scatter_sizes(&shapes, &index, graph, &flow)?;
+                let repads: Vec<(String, usize, usize, i32)> = flow
+                    .repad
+                    .iter()
+                    .map(|(name, axis)| {
+                        let info = shapes.get(name);
+                        let rank = info.rank().unwrap_or(0);
+                        (name.clone(), *axis, rank, info.elem_type.unwrap_or(0))
+                    })
+                    .collect();
+                Ok((dims, mask_type, flow, gathers, reductions, writes, repads))
             })();
-            let (dims, mask_type, flow, gathers, reductions) = match plan {
+            let (dims, mask_type, flow, gathers, reductions, writes, repads) = match plan {
                 Ok(plan) => plan,
                 Err(why) => {
                     self.known.insert(output, why);
@@ -185,6 +195,34 @@ impl StaticPass<'_> {
                 remasked.input[0] = kept;
                 e.nodes.push(remasked);
                 replace(graph, at, e);
+            }
+            for (out, data_dims, data_type, index_type, width) in writes {
+                let at = position_of(graph, &out);
+                let node = graph.node[at].clone();
+                let mut e = Emitter::new(graph, scope, &describe(&node));
+                scatter::emit_scatter(&mut e, &node, &data_dims, data_type, index_type, width)
+                    .ok_or_else(|| {
+                        StaticError::Refused(format!(
+                            "{} {}: no zero of its data's type (strings)",
+                            node.op_type.as_deref().unwrap_or(""),
+                            describe(&node)
+                        ))
+                    })?;
+                replace(graph, at, e);
+            }
+            for (name, axis, rank, elem_type) in repads {
+                let at = position_of(graph, &name);
+                let mut e = Emitter::new(graph, scope, &format!("{name}/repad"));
+                let unpadded = e.fresh("unpadded");
+                graph.node[at].output[0] = unpadded.clone();
+                if scatter::emit_repad(&mut e, &unpadded, &name, axis, rank, elem_type, &compacted)
+                    .is_none()
+                {
+                    return Err(StaticError::Refused(format!(
+                        "the padded output '{name}': no fill of its type (strings)"
+                    )));
+                }
+                e.insert(graph, at + 1);
             }
             for (name, axis) in &flow.outputs {
                 outputs::add_count_output(graph, name, *axis, &compacted)?;
@@ -269,4 +307,54 @@ fn padded_within_limit(
         }
     }
     Ok(())
+}
+
+/// The node writing `name` (its first output).
+fn position_of(graph: &GraphProto, name: &str) -> usize {
+    graph
+        .node
+        .iter()
+        .position(|n| n.output.first().map(String::as_str) == Some(name))
+        .expect("the node the flow reached is still there")
+}
+
+/// What each padded write needs: its data's fixed sizes and type, its indices' type, and a
+/// ScatterND's index width.
+type WriteSizes = (String, Vec<i64>, i32, i32, Option<i64>);
+
+fn scatter_sizes(
+    shapes: &crate::infer::ShapeTable,
+    index: &crate::graph::GraphIndex,
+    graph: &GraphProto,
+    flow: &padding::Flow,
+) -> Result<Vec<WriteSizes>, (Reason, String)> {
+    flow.scatters
+        .iter()
+        .map(|out| {
+            let node = index.producer_of(graph, out).expect("a write reached");
+            let data_dims = static_dims(shapes, &node.input[0]).ok_or((
+                Reason::PaddingUnsafe,
+                format!(
+                    "{} writes padded rows into {}, whose shape is not fixed",
+                    describe(node),
+                    node.input[0]
+                ),
+            ))?;
+            let indices = shapes.get(&node.input[1]);
+            let width = indices
+                .dims
+                .as_ref()
+                .and_then(|d| d.last())
+                .and_then(|d| d.as_static());
+            Ok((
+                out.clone(),
+                data_dims,
+                shapes.get(&node.input[0]).elem_type.unwrap_or(0),
+                indices
+                    .elem_type
+                    .unwrap_or(nonzero_proto::onnx::tensor_proto::DataType::Int64 as i32),
+                width,
+            ))
+        })
+        .collect()
 }

@@ -55,7 +55,9 @@ pub fn fold_constants(graph: &mut GraphProto, scope: &Scope) -> Folded {
                 && node.output.iter().all(|o| {
                     !o.is_empty()
                         && !index.graph_outputs.contains(o)
-                        && shapes.constant(o).is_some()
+                        // An empty value stays computed (OpenVINO 2026.4 fails to convert a
+                        // Loop whose carried value is an initializer with a size 0).
+                        && shapes.constant(o).is_some_and(|c| !c.is_empty())
                 })
         })
         .collect();

@@ -31,6 +31,7 @@ mod mask;
 mod nms;
 mod outputs;
 mod padding;
+mod scatter;
 mod scope;
 pub mod summary;
 mod writes;

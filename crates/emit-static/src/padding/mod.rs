@@ -11,48 +11,14 @@ use crate::graph::is_float;
 use crate::graph::{describe, int_attr, ints_attr};
 use crate::trace::View;
 
+mod flow;
+mod rows;
 mod steps;
+
+pub use flow::{Flow, GatherKind, Reduction};
 
 use std::collections::HashSet;
 use steps::{column_step, reduced_axes, shape_of_self, BINARY, BOOL, UNARY};
-
-/// A gather that reads through the padded coordinates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GatherKind {
-    /// `GatherND(data, [C, r] coordinates)`; `direct` when the coordinates are the compacted
-    /// ones in order (proven by the tracer), so that the flat positions can stand for them.
-    Nd { direct: bool },
-    /// `Gather(data, [C] column, axis)`.
-    Axis(usize),
-}
-
-/// What the padding reaches.
-#[derive(Debug, Default)]
-pub struct Flow {
-    /// Gathers indexed by the padded coordinates, by output name.
-    pub gathers: Vec<(String, GatherKind)>,
-    /// Graph outputs reached, with their padded axis.
-    pub outputs: Vec<(String, usize)>,
-    /// Reductions over the padded axis, which read the padding masked by their identity.
-    pub reductions: Vec<Reduction>,
-    /// NonZero nodes (by output) whose 1-D mask is padded: the padding must select nothing,
-    /// so their mask is and-ed with the valid part; they are compacted in turn.
-    pub nested: Vec<String>,
-}
-
-/// A `ReduceSum`, `ReduceMean`, `ReduceMax`, `ReduceMin` or `ReduceProd` whose axes include the
-/// padded one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reduction {
-    /// The reduction's output (its node is found by it).
-    pub output: String,
-    /// The padded axis of its input, and the input's rank.
-    pub axis: usize,
-    pub rank: usize,
-    /// The reduced axes (normalized, sorted).
-    pub axes: Vec<usize>,
-    pub keepdims: bool,
-}
 
 /// One padded tensor on the way: its padded axis, its rank, and whether it still holds
 /// coordinates (-1 padding) rather than values.
@@ -62,6 +28,11 @@ struct Padded {
     axis: usize,
     rank: usize,
     coords: bool,
+    /// Coordinates of one column copied along other axes (an index_add's indices): -1 in
+    /// the padding, the column's index elsewhere; only writes and Expand read them.
+    spread: bool,
+    /// Row-wise work ran on the padding: it may no longer hold the fill.
+    dirty: bool,
 }
 
 /// Follows the padded NonZero output `coordinates` (`[r, C]`, padded along axis 1) of a mask of
@@ -73,7 +44,10 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
         axis: 1,
         rank: 2,
         coords: true,
+        spread: false,
+        dirty: false,
     }];
+    let (mut scatter_updates, mut scatter_indices) = (vec![], vec![]);
     let mut seen = HashSet::new();
     // (indices, gather) of gathers along the padded axis, to be proven second selections.
     let mut selected_by = vec![];
@@ -88,8 +62,18 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
             coordinates_seen.insert(t.name.clone());
         }
         if view.index.graph_outputs.contains(&t.name) {
+            if t.spread {
+                return Err(format!(
+                    "the spread coordinates {} are a graph output (not padding-safe)",
+                    t.name
+                ));
+            }
             flow.outputs.push((t.name.clone(), t.axis));
+            if t.dirty {
+                flow.repad.push((t.name.clone(), t.axis));
+            }
         }
+        let count = rows::count_dim(view, &t.name, t.axis);
         for &(r, slot) in view.index.readers_of(&t.name) {
             let node = &view.graph.node[r];
             let op = node.op_type.as_deref().unwrap_or("");
@@ -100,7 +84,11 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                     t.name
                 ))
             };
-            if slot != 0 && !matches!(op, "GatherND" | "Gather" | "Concat") && !BINARY.contains(&op)
+            let row_ops = ["Gemm", "MatMul", "ScatterElements", "ScatterND"];
+            if slot != 0
+                && !matches!(op, "GatherND" | "Gather" | "Concat")
+                && !BINARY.contains(&op)
+                && !row_ops.contains(&op)
             {
                 return refuse();
             }
@@ -112,7 +100,31 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                 axis,
                 rank,
                 coords,
+                spread: false,
+                dirty: t.dirty,
             };
+            if t.spread && !matches!(op, "Expand" | "ScatterElements" | "ScatterND") {
+                return refuse();
+            }
+            match rows::row_work(view, node, op, slot, &t, count.as_ref()) {
+                rows::Next::Push(next) => {
+                    todo.push(Padded {
+                        name: node.output[0].clone(),
+                        ..next
+                    });
+                    continue;
+                }
+                rows::Next::Write { indices: true } => {
+                    scatter_indices.push(node.output[0].clone());
+                    continue;
+                }
+                rows::Next::Write { indices: false } => {
+                    scatter_updates.push(node.output[0].clone());
+                    continue;
+                }
+                rows::Next::Refuse => return refuse(),
+                rows::Next::Other => {}
+            }
             let coords_2d = t.coords && t.rank == 2 && t.axis == 0;
             let column = t.coords && t.rank == 1;
             match op {
@@ -228,7 +240,19 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                     let batch_dims = int_attr(node, "batch_dims").ok().flatten().unwrap_or(0);
                     let data = static_dims(view.shapes, &node.input[0]);
                     let leading = data.as_ref().and_then(|d| d.get(..mask_dims.len()));
-                    if batch_dims != 0 || leading != Some(mask_dims) {
+                    // Or coordinates of fewer axes (a column, unsqueezed: dynamo's
+                    // `hidden[token]`): each -1 must index a non-empty axis.
+                    let width = view
+                        .shapes
+                        .get(&t.name)
+                        .dims
+                        .and_then(|d| d.get(1)?.as_static());
+                    let width = width
+                        .and_then(|w| usize::try_from(w).ok())
+                        .unwrap_or(mask_dims.len());
+                    let indexed = data.as_ref().and_then(|d| d.get(..width));
+                    let nonempty = indexed.is_some_and(|d| d.iter().all(|&x| x >= 1));
+                    if batch_dims != 0 || (leading != Some(mask_dims) && !nonempty) {
                         return refuse();
                     }
                     let direct = crate::trace::trace(view, &node.input[1]).is_some_and(|tr| {
@@ -236,7 +260,7 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                     });
                     flow.gathers
                         .push((node.output[0].clone(), GatherKind::Nd { direct }));
-                    let rank = data.map_or(0, |d| d.len()) + 1 - mask_dims.len();
+                    let rank = data.map_or(0, |d| d.len()) + 1 - width;
                     todo.push(step(0, rank, false));
                 }
                 "Gather" if column && slot == 1 && node.input.len() == 2 => {
@@ -249,7 +273,7 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                     let size = data
                         .as_ref()
                         .and_then(|d| d.get(usize::try_from(axis).ok()?));
-                    if mask_dims.len() != 1 || size != Some(&mask_dims[0]) {
+                    if size.is_none_or(|&s| s < 1) {
                         return refuse();
                     }
                     flow.gathers
@@ -282,6 +306,7 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                         });
                     }
                 }
+                "Shape" if rows::shape_read_alike(view, &node.output[0], &t.name) => {}
                 _ if UNARY.contains(&op) && !t.coords && node.output.len() == 1 => {
                     todo.push(step(t.axis, t.rank, false))
                 }
@@ -330,6 +355,19 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
             "Concat {concat} joins {input}, which is not a column of these padded coordinates (not padding-safe)"
         ));
     }
+    // A write of padded rows at indices this selection does not pad would write them at real
+    // places.
+    if let Some(out) = scatter_updates
+        .iter()
+        .find(|u| !scatter_indices.contains(u))
+    {
+        return Err(format!(
+            "{out} writes padded rows at indices that are not this selection's coordinates (not padding-safe)"
+        ));
+    }
+    scatter_indices.sort();
+    scatter_indices.dedup();
+    flow.scatters = scatter_indices;
     for (indices, gather) in selected_by {
         let nested = crate::trace::trace(view, &indices).filter(|t| t.mask_rank == 1);
         let first = nested.as_ref().and_then(|t| t.chain.first());

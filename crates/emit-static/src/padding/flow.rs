@@ -1,0 +1,46 @@
+//! What a padded selection reaches ([`super::follow`]'s result), for the rewrites that make it
+//! safe: gathers, graph outputs, reductions, nested selections, writes and re-padded outputs.
+
+/// A gather that reads through the padded coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GatherKind {
+    /// `GatherND(data, [C, r] coordinates)`; `direct` when the coordinates are the compacted
+    /// ones in order (proven by the tracer), so that the flat positions can stand for them.
+    Nd { direct: bool },
+    /// `Gather(data, [C] column, axis)`.
+    Axis(usize),
+}
+
+/// What the padding reaches.
+#[derive(Debug, Default)]
+pub struct Flow {
+    /// Gathers indexed by the padded coordinates, by output name.
+    pub gathers: Vec<(String, GatherKind)>,
+    /// Graph outputs reached, with their padded axis.
+    pub outputs: Vec<(String, usize)>,
+    /// Reductions over the padded axis, which read the padding masked by their identity.
+    pub reductions: Vec<Reduction>,
+    /// NonZero nodes (by output) whose 1-D mask is padded: the padding must select nothing,
+    /// so their mask is and-ed with the valid part; they are compacted in turn.
+    pub nested: Vec<String>,
+    /// ScatterElements and ScatterND (by output) whose indices are the padded coordinates: the
+    /// padding's writes go to an appended slot that is then dropped.
+    pub scatters: Vec<String>,
+    /// Graph outputs (and their padded axis) whose padding row-wise work changed: written
+    /// again as the fill past the count.
+    pub repad: Vec<(String, usize)>,
+}
+
+/// A `ReduceSum`, `ReduceMean`, `ReduceMax`, `ReduceMin` or `ReduceProd` whose axes include the
+/// padded one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reduction {
+    /// The reduction's output (its node is found by it).
+    pub output: String,
+    /// The padded axis of its input, and the input's rank.
+    pub axis: usize,
+    pub rank: usize,
+    /// The reduced axes (normalized, sorted).
+    pub axes: Vec<usize>,
+    pub keepdims: bool,
+}

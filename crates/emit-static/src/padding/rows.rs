@@ -1,0 +1,250 @@
+//! Row-wise work on padded rows (issue 37, item 2): the steps through which a padded tensor's
+//! rows stay rows, each at its own position, whatever its padding becomes. The padding then
+//! holds what the work made of it (f(0) after an MLP), not the fill: a graph output reached
+//! this way is padded again ([`super::Flow::repad`]), and a write is sent to a slot that is
+//! dropped ([`super::Flow::scatters`]).
+
+use super::Padded;
+use crate::infer::Dim;
+use crate::trace::View;
+use nonzero_proto::onnx::NodeProto;
+
+/// The padded axis's size: the selection's count, a size no other tensor has by chance.
+pub(super) fn count_dim(view: &View, name: &str, axis: usize) -> Option<Dim> {
+    let dims = view.shapes.get(name).dims?;
+    dims.get(axis).filter(|d| d.as_static().is_none()).cloned()
+}
+
+/// True when `name` has the padded axis `axis` of rank `rank` with size `count`: a tensor
+/// padded by the same selection (only the selection's own tensors have its count's size).
+pub(super) fn padded_alike(view: &View, name: &str, axis: usize, rank: usize, count: &Dim) -> bool {
+    let dims = view.shapes.get(name).dims;
+    dims.is_some_and(|d| d.len() == rank && d.get(axis) == Some(count))
+}
+
+/// `Unsqueeze(p, axes)`: the padded axis and rank after the inserted axes.
+pub(super) fn unsqueezed(
+    view: &View,
+    node: &NodeProto,
+    axis: usize,
+    rank: usize,
+) -> Option<(usize, usize)> {
+    let axes = view.axes(node, "axes", 1)?;
+    let out_rank = rank + axes.len();
+    let mut inserted: Vec<usize> = axes
+        .iter()
+        .map(|&a| crate::infer::axis_in(a, out_rank))
+        .collect::<Option<_>>()?;
+    inserted.sort_unstable();
+    let mut at = axis;
+    for i in inserted {
+        if i <= at {
+            at += 1;
+        }
+    }
+    Some((at, out_rank))
+}
+
+/// The output of `node` keeps the padded axis (shifted right by the ranks it adds) with the
+/// count's size: an Expand or a broadcast that adds rows to nothing and mixes no rows.
+pub(super) fn kept_axis(
+    view: &View,
+    node: &NodeProto,
+    axis: usize,
+    rank: usize,
+    count: &Dim,
+) -> Option<(usize, usize)> {
+    let out = view.shapes.get(node.output.first()?).dims?;
+    let at = axis + out.len().checked_sub(rank)?;
+    (out.get(at) == Some(count)).then_some((at, out.len()))
+}
+
+/// MatMul or Gemm with the padded tensor as its rows (slot 0, axis not the contracted one) or
+/// as a MatMul's columns (slot 1, its last axis), the other operand fixed: each output row is
+/// its own input row's.
+pub(super) fn matmul_rows(
+    view: &View,
+    node: &NodeProto,
+    slot: usize,
+    axis: usize,
+    rank: usize,
+    count: &Dim,
+) -> Option<(usize, usize)> {
+    let op = node.op_type.as_deref()?;
+    let others: Vec<&String> = node
+        .input
+        .iter()
+        .enumerate()
+        .filter(|(i, n)| *i != slot && !n.is_empty())
+        .map(|(_, n)| n)
+        .collect();
+    // The other operands are fixed: padded alike too would mix padding into real rows.
+    if others
+        .iter()
+        .any(|o| super::static_dims(view.shapes, o).is_none())
+    {
+        return None;
+    }
+    match (op, slot) {
+        ("Gemm", 0) => {
+            let trans_a = crate::graph::int_attr(node, "transA").ok()?.unwrap_or(0);
+            (trans_a == 0 && axis == 0 && rank == 2).then_some(())?;
+        }
+        ("MatMul", 0) => (rank >= 2 && axis + 1 < rank).then_some(())?,
+        ("MatMul", 1) => (rank >= 2 && axis + 1 == rank).then_some(())?,
+        _ => return None,
+    }
+    kept_axis(view, node, axis, rank, count)
+}
+
+/// `Shape(q)` of a padded `q`, read only as the shape of an Expand or a Reshape whose data is
+/// padded alike (the dynamo and TorchScript exporters' `p.expand_as(q)`, `p.view_as(q)`): the
+/// shape is the capacity's then, as the data's is.
+pub(super) fn shape_read_alike(view: &View, shape: &str, q: &str) -> bool {
+    let Some(node) = view
+        .producer(shape)
+        .filter(|n| view.is_op(n, "Shape") && n.input.len() == 1)
+    else {
+        return false;
+    };
+    let whole = crate::graph::int_attr(node, "start")
+        .ok()
+        .flatten()
+        .unwrap_or(0)
+        == 0
+        && crate::graph::int_attr(node, "end").ok().flatten().is_none();
+    let Some(q_dims) = view.shapes.get(q).dims else {
+        return false;
+    };
+    let padded: Vec<&Dim> = q_dims.iter().filter(|d| d.as_static().is_none()).collect();
+    let [count] = padded[..] else { return false };
+    whole
+        && view.index.readers_of(shape).iter().all(|&(r, slot)| {
+            let reader = &view.graph.node[r];
+            let data = view.shapes.get(&reader.input[0]).dims;
+            slot == 1
+                && (view.is_op(reader, "Expand") || view.is_op(reader, "Reshape"))
+                && data.is_some_and(|d| d.contains(count))
+        })
+}
+
+/// What row-wise work does with a padded tensor read by `node` at `slot`.
+pub(super) enum Next {
+    /// The output is padded in turn (its name is the caller's to set).
+    Push(Padded),
+    /// A write at the padded coordinates (`indices`) or of padded rows (the updates).
+    Write {
+        indices: bool,
+    },
+    Refuse,
+    /// Not row-wise work: the other steps decide.
+    Other,
+}
+
+/// The row-wise steps: Unsqueeze and Reshape of values that keep the rows, Expand that adds
+/// none, MatMul and Gemm on rows, a broadcast with a tensor padded alike, and writes.
+pub(super) fn row_work(
+    view: &View,
+    node: &NodeProto,
+    op: &str,
+    slot: usize,
+    t: &Padded,
+    count: Option<&Dim>,
+) -> Next {
+    let next = |axis: usize, rank: usize, coords: bool, spread: bool, dirty: bool| {
+        Next::Push(Padded {
+            name: String::new(),
+            axis,
+            rank,
+            coords,
+            spread,
+            dirty,
+        })
+    };
+    let or_refuse =
+        |kept: Option<(usize, usize)>, coords: bool, spread: bool, dirty: bool| match kept {
+            Some((axis, rank)) => next(axis, rank, coords, spread, dirty),
+            None => Next::Refuse,
+        };
+    match op {
+        "Unsqueeze" if !t.coords && slot == 0 => or_refuse(
+            unsqueezed(view, node, t.axis, t.rank),
+            false,
+            false,
+            t.dirty,
+        ),
+        "Reshape"
+            if slot == 0
+                && !t.coords
+                && view.shapes.get(&node.output[0]).dims == view.shapes.get(&t.name).dims =>
+        {
+            next(t.axis, t.rank, false, false, t.dirty)
+        }
+        "Expand"
+            if slot == 0
+                && node.input.len() == 2
+                && !super::steps::shape_of_self(view, &node.input[1], &t.name) =>
+        {
+            let Some(count) = count else {
+                return Next::Refuse;
+            };
+            // Coordinates copied along new axes must be one column's (an index_add's indices).
+            let one_column = t.rank == 1
+                || t.spread
+                || (t.rank == 2
+                    && view
+                        .shapes
+                        .get(&t.name)
+                        .dims
+                        .is_some_and(|d| d[1].as_static() == Some(1)));
+            if t.coords && (t.axis != 0 || !one_column) {
+                return Next::Refuse;
+            }
+            or_refuse(
+                kept_axis(view, node, t.axis, t.rank, count),
+                t.coords,
+                t.coords,
+                t.dirty,
+            )
+        }
+        "Gemm" | "MatMul" if !t.coords => {
+            let Some(count) = count else {
+                return Next::Refuse;
+            };
+            or_refuse(
+                matmul_rows(view, node, slot, t.axis, t.rank, count),
+                false,
+                false,
+                true,
+            )
+        }
+        // A write at the padded coordinates (index_add, index_put): the padding's rows are
+        // written to a slot appended to the data, then dropped (scatter.rs).
+        "ScatterElements" | "ScatterND" if t.axis == 0 => match slot {
+            1 if t.coords
+                && (op == "ScatterND" || t.spread || t.rank == 1)
+                && (op == "ScatterElements" || t.rank == 2) =>
+            {
+                Next::Write { indices: true }
+            }
+            2 if !t.coords => Next::Write { indices: false },
+            _ => Next::Refuse,
+        },
+        // Padded alike but broadcast along other axes ([C, 8] * [C, 1]).
+        _ if super::steps::BINARY.contains(&op)
+            && !t.coords
+            && node.input.len() == 2
+            && !matches!(op, "Div" | "Pow") =>
+        {
+            let other = &node.input[1 - slot.min(1)];
+            let alike = count.filter(|c| padded_alike(view, other, t.axis, t.rank, c));
+            match alike {
+                Some(c) if view.shapes.get(other).dims != view.shapes.get(&t.name).dims => {
+                    or_refuse(kept_axis(view, node, t.axis, t.rank, c), false, false, true)
+                }
+                _ => Next::Other,
+            }
+        }
+        _ => Next::Other,
+    }
+}

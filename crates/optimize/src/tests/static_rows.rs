@@ -1,0 +1,182 @@
+//! Padded rows through row-wise work (issue 37, item 2; emit-static's padding/rows.rs and
+//! scatter.rs): an expert's MLP on the selected tokens, weighted, then `index_add` back. The
+//! values are checked on ONNX Runtime, OpenVINO and IREE by tests/static (the moe_router
+//! exports); here, what the model becomes.
+
+use super::*;
+use crate::optimize_with;
+
+fn floats(name: &str, dims: &[i64], v: &[f32]) -> TensorProto {
+    TensorProto {
+        dims: dims.to_vec(),
+        data_type: Some(DataType::Float as i32),
+        name: Some(name.into()),
+        float_data: v.to_vec(),
+        ..Default::default()
+    }
+}
+
+/// `out = zeros.index_add(0, tokens, Gemm(hidden[tokens]) * weight[tokens, None])` over the
+/// tokens whose score is positive, as TorchScript writes it (`y` is the MLP's rows, also an
+/// output when `mlp_out`).
+fn expert(mlp_out: bool) -> Vec<u8> {
+    let nodes = vec![
+        node("Greater", &["score", "zero"], &["mask"], vec![]),
+        node("NonZero", &["mask"], &["nz"], vec![]),
+        node(
+            "Transpose",
+            &["nz"],
+            &["coords"],
+            vec![ints("perm", &[1, 0])],
+        ),
+        node("Reshape", &["coords", "minus_one"], &["tokens"], vec![]),
+        node(
+            "Gather",
+            &["hidden", "tokens"],
+            &["rows"],
+            vec![int("axis", 0)],
+        ),
+        node("Gemm", &["rows", "w", "b"], &["y"], vec![int("transB", 1)]),
+        node("GatherND", &["weight", "coords"], &["wsel"], vec![]),
+        node("Unsqueeze", &["wsel", "one"], &["wcol"], vec![]),
+        node("Mul", &["y", "wcol"], &["upd"], vec![]),
+        node("Unsqueeze", &["tokens", "one"], &["tcol"], vec![]),
+        node("Shape", &["upd"], &["upd_shape"], vec![]),
+        node("Expand", &["tcol", "upd_shape"], &["idx"], vec![]),
+        node(
+            "ScatterElements",
+            &["base", "idx", "upd"],
+            &["out"],
+            vec![int("axis", 0)],
+        ),
+    ];
+    let outputs: &[&str] = if mlp_out { &["out", "y"] } else { &["out"] };
+    let g = graph(
+        nodes,
+        vec![
+            value("score", DataType::Float, Some(&["t"])),
+            value("weight", DataType::Float, Some(&["t"])),
+            value("hidden", DataType::Float, Some(&["t", "2"])),
+            value("base", DataType::Float, Some(&["t", "2"])),
+        ],
+        outputs,
+        vec![
+            floats("zero", &[], &[0.0]),
+            floats("w", &[2, 2], &[1.0, 2.0, 3.0, 4.0]),
+            floats("b", &[2], &[0.5, -0.5]),
+            int64s("minus_one", &[-1]),
+            int64s("one", &[1]),
+        ],
+    );
+    model(g, 17)
+}
+
+fn op_count(g: &GraphProto, op: &str) -> usize {
+    g.node
+        .iter()
+        .filter(|n| n.op_type.as_deref() == Some(op))
+        .count()
+}
+
+#[test]
+fn an_experts_rows_are_written_back_through_a_dropped_slot() {
+    let options = static_options(&[
+        ("score", &[5]),
+        ("weight", &[5]),
+        ("hidden", &[5, 2]),
+        ("base", &[5, 2]),
+    ]);
+    let (bytes, report) = optimize_with(&expert(false), &options).expect("static");
+    let m = ModelProto::decode(bytes.as_slice()).unwrap();
+    let g = m.graph.as_ref().unwrap();
+    assert_eq!(op_count(g, "NonZero"), 0, "{:?}", main_listing(&m));
+    // The write reads the data with one slot appended, and the slot is sliced off after it
+    // (the compaction has its own ScatterElements: the write is the one the Slice reads).
+    let last = g.node.iter().find(|n| n.output[0] == "out").unwrap();
+    assert_eq!(last.op_type.as_deref(), Some("Slice"));
+    let scatter = g
+        .node
+        .iter()
+        .find(|n| n.output[0] == last.input[0])
+        .unwrap();
+    assert_eq!(scatter.op_type.as_deref(), Some("ScatterElements"));
+    let widened = g
+        .node
+        .iter()
+        .find(|n| n.output[0] == scatter.input[0])
+        .unwrap();
+    assert_eq!(widened.op_type.as_deref(), Some("Concat"));
+    assert_eq!(widened.input[0], "base");
+    let redirect = g
+        .node
+        .iter()
+        .find(|n| n.output[0] == scatter.input[1])
+        .unwrap();
+    assert_eq!(redirect.op_type.as_deref(), Some("Where"));
+    let s = report.static_mode.as_ref().unwrap();
+    assert!(s.count_outputs.is_empty(), "{:?}", s.count_outputs);
+}
+
+#[test]
+fn an_output_after_an_mlp_is_padded_again_with_the_fill() {
+    let options = static_options(&[
+        ("score", &[5]),
+        ("weight", &[5]),
+        ("hidden", &[5, 2]),
+        ("base", &[5, 2]),
+    ]);
+    let (bytes, report) = optimize_with(&expert(true), &options).expect("static");
+    let m = ModelProto::decode(bytes.as_slice()).unwrap();
+    let g = m.graph.as_ref().unwrap();
+    let s = report.static_mode.as_ref().unwrap();
+    assert_eq!(
+        s.count_outputs,
+        vec![("y".to_string(), "y_count".to_string(), 0)]
+    );
+    // y's padding held Gemm's bias: a Where writes +0 there.
+    let y = g.node.iter().find(|n| n.output[0] == "y").unwrap();
+    assert_eq!(
+        y.op_type.as_deref(),
+        Some("Where"),
+        "{:?}",
+        main_listing(&m)
+    );
+    let gemm = g
+        .node
+        .iter()
+        .find(|n| n.op_type.as_deref() == Some("Gemm"))
+        .unwrap();
+    assert_eq!(y.input[2], gemm.output[0]);
+}
+
+#[test]
+fn padded_updates_at_other_indices_stay_dynamic() {
+    let mut m = ModelProto::decode(expert(false).as_slice()).unwrap();
+    let g = m.graph.as_mut().unwrap();
+    // The write's indices no longer come from the selection: its padded rows would land at
+    // real rows.
+    let scatter = g
+        .node
+        .iter_mut()
+        .find(|n| n.op_type.as_deref() == Some("ScatterElements"))
+        .unwrap();
+    scatter.input[1] = "fixed_idx".into();
+    g.input
+        .push(value("fixed_idx", DataType::Int64, Some(&["c", "2"])));
+    let mut options = static_options(&[
+        ("score", &[5]),
+        ("weight", &[5]),
+        ("hidden", &[5, 2]),
+        ("base", &[5, 2]),
+        ("fixed_idx", &[5, 2]),
+    ]);
+    options.allow_dynamic = true;
+    let (_, report) =
+        optimize_with(&m.encode_to_vec(), &options).expect("written with --allow-dynamic");
+    let why = &report.left[0];
+    assert!(
+        format!("{why:?}")
+            .contains("writes padded rows at indices that are not this selection's coordinates"),
+        "{why:?}"
+    );
+}
