@@ -33,6 +33,9 @@ struct Padded {
     spread: bool,
     /// Row-wise work ran on the padding: it may no longer hold the fill.
     dirty: bool,
+    /// An integer index computed from the coordinates (`r * W + c`): the padding's one value
+    /// (the coordinates' -1 through the same arithmetic); real rows are valid indices.
+    index: Option<i64>,
 }
 
 /// Follows the padded NonZero output `coordinates` (`[r, C]`, padded along axis 1) of a mask of
@@ -46,6 +49,7 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
         coords: true,
         spread: false,
         dirty: false,
+        index: None,
     }];
     let (mut scatter_updates, mut scatter_indices) = (vec![], vec![]);
     let mut seen = HashSet::new();
@@ -102,6 +106,7 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                 coords,
                 spread: false,
                 dirty: t.dirty,
+                index: None,
             };
             if t.spread && !matches!(op, "Expand" | "ScatterElements" | "ScatterND") {
                 return refuse();

@@ -118,13 +118,27 @@ pub(super) fn shape_read_alike(view: &View, shape: &str, q: &str) -> bool {
     };
     let padded: Vec<&Dim> = q_dims.iter().filter(|d| d.as_static().is_none()).collect();
     let [count] = padded[..] else { return false };
-    whole
-        && view.index.readers_of(shape).iter().all(|&(r, slot)| {
+    // The shape's readers: Expand or Reshape of data padded alike, or a Concat (axis 0) of
+    // sizes whose readers are (`x.view(*q.shape, 1)`).
+    let sized = |name: &str| {
+        view.index.readers_of(name).iter().all(|&(r, slot)| {
             let reader = &view.graph.node[r];
             let data = view.shapes.get(&reader.input[0]).dims;
             slot == 1
                 && (view.is_op(reader, "Expand") || view.is_op(reader, "Reshape"))
                 && data.is_some_and(|d| d.contains(count))
+        })
+    };
+    whole
+        && view.index.readers_of(shape).iter().all(|&(r, _)| {
+            let reader = &view.graph.node[r];
+            let concat = view.is_op(reader, "Concat")
+                && crate::graph::int_attr(reader, "axis").ok().flatten() == Some(0);
+            if concat {
+                sized(&reader.output[0])
+            } else {
+                sized(shape)
+            }
         })
 }
 
@@ -159,8 +173,12 @@ pub(super) fn row_work(
             coords,
             spread,
             dirty,
+            index: None,
         })
     };
+    if let Some(step) = index_work(view, node, op, slot, t, count) {
+        return step;
+    }
     let or_refuse =
         |kept: Option<(usize, usize)>, coords: bool, spread: bool, dirty: bool| match kept {
             Some((axis, rank)) => next(axis, rank, coords, spread, dirty),
@@ -179,6 +197,41 @@ pub(super) fn row_work(
                 && view.shapes.get(&node.output[0]).dims == view.shapes.get(&t.name).dims =>
         {
             next(t.axis, t.rank, false, false, t.dirty)
+        }
+        // Rows reshaped as rows: the count first, the rest of each row's elements regrouped.
+        "Reshape" if slot == 0 && !t.coords && t.axis == 0 => {
+            let Some(count) = count else {
+                return Next::Refuse;
+            };
+            let rest = |name: &str| -> Option<i64> {
+                let dims = view.shapes.get(name).dims?;
+                (dims.first() == Some(count)).then_some(())?;
+                dims[1..].iter().map(Dim::as_static).product()
+            };
+            match (rest(&t.name), rest(&node.output[0])) {
+                (Some(a), Some(b)) if a == b => {
+                    let rank = view.shapes.get(&node.output[0]).rank().unwrap_or(0);
+                    next(0, rank, false, false, t.dirty)
+                }
+                _ => Next::Refuse,
+            }
+        }
+        // A Slice along other axes (an MLP's `chunk(2, dim=-1)`).
+        "Slice" if slot == 0 && !t.coords => {
+            let Some(count) = count else {
+                return Next::Refuse;
+            };
+            let bounds_fixed = (1..node.input.len())
+                .all(|i| node.input[i].is_empty() || view.shapes.values(&node.input[i]).is_some());
+            if !bounds_fixed {
+                return Next::Refuse;
+            }
+            or_refuse(
+                kept_axis(view, node, t.axis, t.rank, count),
+                false,
+                false,
+                t.dirty,
+            )
         }
         "Expand"
             if slot == 0
@@ -246,5 +299,99 @@ pub(super) fn row_work(
             }
         }
         _ => Next::Other,
+    }
+}
+
+/// The padding's value of an integer tensor computed from this selection's coordinates by
+/// `+` and `*` with non-negative constants (TorchScript's linear index `r * W + c`): -1 for a
+/// column, then the same arithmetic.
+fn padding_value(view: &View, name: &str, depth: usize) -> Option<i64> {
+    if depth > 8 {
+        return None;
+    }
+    if crate::trace::trace_column(view, name).is_some() {
+        return Some(-1);
+    }
+    let node = view.producer(name)?;
+    let op = node.op_type.as_deref()?;
+    let constant = |n: &str| match view.shapes.values(n)? {
+        [v] => v.as_static().filter(|&v| v >= 0),
+        _ => None,
+    };
+    match (op, node.input.as_slice()) {
+        ("Cast" | "Identity", [x]) => padding_value(view, x, depth + 1),
+        ("Mul" | "Add", [a, b]) => {
+            // Each operand: a constant (Err) or computed from the coordinates (Ok).
+            let term = |x: &str| {
+                constant(x)
+                    .map(Err)
+                    .or_else(|| padding_value(view, x, depth + 1).map(Ok))
+            };
+            let (p, q) = (term(a)?, term(b)?);
+            let value = |r: Result<i64, i64>| match r {
+                Ok(v) | Err(v) => v,
+            };
+            match op {
+                _ if p.is_err() && q.is_err() => None,
+                "Mul" if p.is_ok() && q.is_ok() => None,
+                "Mul" => value(p).checked_mul(value(q)),
+                _ => value(p).checked_add(value(q)),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Index arithmetic on the coordinates (`r * W + c`), and the gather it reads: the padding's
+/// index is a known value, in range where the data's axis is long enough, so the gather reads
+/// a real element there, which stays a padded row.
+fn index_work(
+    view: &View,
+    node: &NodeProto,
+    op: &str,
+    slot: usize,
+    t: &Padded,
+    count: Option<&Dim>,
+) -> Option<Next> {
+    let integral = t.index.is_some() || (t.coords && t.rank == 1 && !t.spread);
+    if !integral {
+        return None;
+    }
+    let push = |index: Option<i64>, axis: usize, rank: usize, dirty: bool| {
+        Next::Push(Padded {
+            name: String::new(),
+            axis,
+            rank,
+            coords: false,
+            spread: false,
+            dirty,
+            index,
+        })
+    };
+    let index_step = || {
+        let Some(value) = padding_value(view, &node.output[0], 0) else {
+            return Some(Next::Refuse);
+        };
+        let count = count?;
+        Some(match kept_axis(view, node, t.axis, t.rank, count) {
+            Some((axis, rank)) => push(Some(value), axis, rank, true),
+            None => Next::Refuse,
+        })
+    };
+    match op {
+        "Mul" | "Add" if node.input.len() == 2 => index_step(),
+        "Cast" if t.index.is_some() => index_step(),
+        "Gather" if slot == 1 && t.index.is_some() && t.rank == 1 => {
+            let data = super::static_dims(view.shapes, &node.input[0])?;
+            let axis = crate::graph::int_attr(node, "axis").ok()?.unwrap_or(0);
+            let axis = crate::infer::axis_in(axis, data.len())?;
+            let value = t.index?;
+            // The padding's index must be valid: -size <= value.
+            if data[axis] < 1 || value < -data[axis] {
+                return Some(Next::Refuse);
+            }
+            Some(push(None, axis, data.len(), true))
+        }
+        _ => None,
     }
 }

@@ -180,3 +180,65 @@ fn padded_updates_at_other_indices_stay_dynamic() {
         "{why:?}"
     );
 }
+
+/// Mixtral's expert as TorchScript writes it: `idx, top_x = where(mask[e])` over a
+/// `[slots, tokens]` mask, the weights read at the linear index `top_x * slots + idx` of the
+/// flattened `[tokens, slots]` weights, the MLP's `chunk(2, -1)` as Slices, index_add.
+#[test]
+fn a_linear_index_of_swapped_columns_and_a_chunked_mlp() {
+    let nodes = vec![
+        node("Equal", &["selected", "expert"], &["mask"], vec![]),
+        node("NonZero", &["mask"], &["nz"], vec![]),
+        node("Transpose", &["nz"], &["coords"], vec![ints("perm", &[1, 0])]),
+        node("Gather", &["coords", "zero_i"], &["slot"], vec![int("axis", 1)]),
+        node("Gather", &["coords", "one_i"], &["token"], vec![int("axis", 1)]),
+        node("Mul", &["token", "slots"], &["row_start"], vec![]),
+        node("Add", &["slot", "row_start"], &["linear"], vec![]),
+        node("Reshape", &["weights", "minus_one"], &["flat"], vec![]),
+        node("Gather", &["flat", "linear"], &["w"], vec![int("axis", 0)]),
+        node("Unsqueeze", &["w", "one"], &["wcol"], vec![]),
+        node("Gather", &["hidden", "token"], &["rows"], vec![int("axis", 0)]),
+        node("MatMul", &["rows", "up"], &["h"], vec![]),
+        node("Slice", &["h", "zero", "two", "minus_one"], &["gate"], vec![]),
+        node("Mul", &["gate", "wcol"], &["upd"], vec![]),
+        node("Unsqueeze", &["token", "one"], &["tcol"], vec![]),
+        node("Shape", &["upd"], &["upd_shape"], vec![]),
+        node("Expand", &["tcol", "upd_shape"], &["idx"], vec![]),
+        node("ScatterElements", &["base", "idx", "upd"], &["out"], vec![int("axis", 0)]),
+    ];
+    let scalar = |name: &str, v: i64| TensorProto {
+        dims: vec![],
+        ..int64s(name, &[v])
+    };
+    let g = graph(
+        nodes,
+        vec![
+            value("selected", DataType::Int64, Some(&["2", "t"])),
+            value("weights", DataType::Float, Some(&["t", "2"])),
+            value("hidden", DataType::Float, Some(&["t", "2"])),
+            value("base", DataType::Float, Some(&["t", "2"])),
+        ],
+        &["out"],
+        vec![
+            scalar("expert", 1),
+            scalar("zero_i", 0),
+            scalar("one_i", 1),
+            scalar("slots", 2),
+            int64s("minus_one", &[-1]),
+            int64s("one", &[1]),
+            int64s("zero", &[0]),
+            int64s("two", &[2]),
+            floats("up", &[2, 4], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]),
+        ],
+    );
+    let options = static_options(&[
+        ("selected", &[2, 5]),
+        ("weights", &[5, 2]),
+        ("hidden", &[5, 2]),
+        ("base", &[5, 2]),
+    ]);
+    let (bytes, report) = optimize_with(&model(g, 17), &options).expect("static");
+    let m = ModelProto::decode(bytes.as_slice()).unwrap();
+    assert_eq!(op_count(m.graph.as_ref().unwrap(), "NonZero"), 0);
+    assert!(report.left.is_empty(), "{:?}", report.left);
+}

@@ -124,6 +124,24 @@ impl Const {
         Const::new(DataType::Int64 as i32, vec![n], Data::Int(values))
     }
 
+    /// The integer tensor `info` whose values `sizes` are all numbers (what the symbolic
+    /// inference proves of shape arithmetic), when its shape is fixed and holds them.
+    pub fn from_sizes(
+        info: crate::infer::TensorInfo,
+        sizes: &[crate::infer::Dim],
+    ) -> Option<Const> {
+        let elem_type = info.elem_type?;
+        let integer = [DataType::Int64 as i32, DataType::Int32 as i32].contains(&elem_type);
+        let dims: Vec<usize> = info
+            .dims?
+            .iter()
+            .map(|d| usize::try_from(d.as_static()?).ok())
+            .collect::<Option<_>>()?;
+        let values: Vec<i64> = sizes.iter().map(|d| d.as_static()).collect::<Option<_>>()?;
+        integer.then_some(())?;
+        Const::new(elem_type, dims, Data::Int(values))
+    }
+
     /// The number of elements.
     pub fn len(&self) -> usize {
         self.data.len()

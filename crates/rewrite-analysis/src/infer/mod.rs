@@ -229,6 +229,13 @@ impl ShapeTable {
         }
         if let (Some(out), Some(v)) = (node.output.first(), values) {
             if !self.conflicts.contains_key(out) {
+                // Sizes that are all numbers are a value too, though the tensor they were read
+                // from is not fixed (`Shape(x)[-1]` of an `x` whose first size is a count).
+                if !self.consts.contains_key(out) {
+                    if let Some(c) = Const::from_sizes(self.get(out), &v) {
+                        self.consts.insert(out.clone(), Rc::new(c));
+                    }
+                }
                 self.values.insert(out.clone(), v);
             }
         }
