@@ -12,6 +12,7 @@ use crate::graph::{describe, int_attr, ints_attr};
 use crate::trace::View;
 
 mod flow;
+mod index;
 mod rows;
 mod steps;
 

@@ -189,22 +189,52 @@ fn a_linear_index_of_swapped_columns_and_a_chunked_mlp() {
     let nodes = vec![
         node("Equal", &["selected", "expert"], &["mask"], vec![]),
         node("NonZero", &["mask"], &["nz"], vec![]),
-        node("Transpose", &["nz"], &["coords"], vec![ints("perm", &[1, 0])]),
-        node("Gather", &["coords", "zero_i"], &["slot"], vec![int("axis", 1)]),
-        node("Gather", &["coords", "one_i"], &["token"], vec![int("axis", 1)]),
+        node(
+            "Transpose",
+            &["nz"],
+            &["coords"],
+            vec![ints("perm", &[1, 0])],
+        ),
+        node(
+            "Gather",
+            &["coords", "zero_i"],
+            &["slot"],
+            vec![int("axis", 1)],
+        ),
+        node(
+            "Gather",
+            &["coords", "one_i"],
+            &["token"],
+            vec![int("axis", 1)],
+        ),
         node("Mul", &["token", "slots"], &["row_start"], vec![]),
         node("Add", &["slot", "row_start"], &["linear"], vec![]),
         node("Reshape", &["weights", "minus_one"], &["flat"], vec![]),
         node("Gather", &["flat", "linear"], &["w"], vec![int("axis", 0)]),
         node("Unsqueeze", &["w", "one"], &["wcol"], vec![]),
-        node("Gather", &["hidden", "token"], &["rows"], vec![int("axis", 0)]),
+        node(
+            "Gather",
+            &["hidden", "token"],
+            &["rows"],
+            vec![int("axis", 0)],
+        ),
         node("MatMul", &["rows", "up"], &["h"], vec![]),
-        node("Slice", &["h", "zero", "two", "minus_one"], &["gate"], vec![]),
+        node(
+            "Slice",
+            &["h", "zero", "two", "minus_one"],
+            &["gate"],
+            vec![],
+        ),
         node("Mul", &["gate", "wcol"], &["upd"], vec![]),
         node("Unsqueeze", &["token", "one"], &["tcol"], vec![]),
         node("Shape", &["upd"], &["upd_shape"], vec![]),
         node("Expand", &["tcol", "upd_shape"], &["idx"], vec![]),
-        node("ScatterElements", &["base", "idx", "upd"], &["out"], vec![int("axis", 0)]),
+        node(
+            "ScatterElements",
+            &["base", "idx", "upd"],
+            &["out"],
+            vec![int("axis", 0)],
+        ),
     ];
     let scalar = |name: &str, v: i64| TensorProto {
         dims: vec![],
@@ -241,4 +271,55 @@ fn a_linear_index_of_swapped_columns_and_a_chunked_mlp() {
     let m = ModelProto::decode(bytes.as_slice()).unwrap();
     assert_eq!(op_count(m.graph.as_ref().unwrap(), "NonZero"), 0);
     assert!(report.left.is_empty(), "{:?}", report.left);
+}
+
+/// Softmax and CumSum along the other axis keep each row its own; along the padded axis they
+/// would mix the padding in, and the NonZero stays dynamic.
+#[test]
+fn softmax_and_cumsum_along_another_axis_only() {
+    let along = |axis: i64| {
+        let g = graph(
+            vec![
+                node("Greater", &["score", "zero"], &["mask"], vec![]),
+                node("NonZero", &["mask"], &["nz"], vec![]),
+                node(
+                    "Transpose",
+                    &["nz"],
+                    &["coords"],
+                    vec![ints("perm", &[1, 0])],
+                ),
+                node("GatherND", &["x", "coords"], &["rows"], vec![]),
+                node("Softmax", &["rows"], &["p"], vec![int("axis", axis)]),
+                node("CumSum", &["p", "cum_axis"], &["y"], vec![]),
+            ],
+            vec![
+                value("score", DataType::Float, Some(&["t"])),
+                value("x", DataType::Float, Some(&["t", "3"])),
+            ],
+            &["y"],
+            vec![
+                floats("zero", &[], &[0.0]),
+                TensorProto {
+                    dims: vec![],
+                    ..int64s("cum_axis", &[axis])
+                },
+            ],
+        );
+        let mut options = static_options(&[("score", &[4]), ("x", &[4, 3])]);
+        options.allow_dynamic = true;
+        optimize_with(&model(g, 17), &options).expect("written").1
+    };
+    let report = along(1);
+    assert!(report.left.is_empty(), "{:?}", report.left);
+    let s = report.static_mode.as_ref().unwrap();
+    assert_eq!(
+        s.count_outputs,
+        vec![("y".to_string(), "y_count".to_string(), 0)]
+    );
+    let report = along(0);
+    assert!(
+        format!("{:?}", report.left).contains("Softmax"),
+        "{:?}",
+        report.left
+    );
 }
