@@ -1,0 +1,136 @@
+"""`nonzero optimize --static` on the real exports (issue 37, item 7), two tables:
+
+1. The rewriter's own time: `nonzero optimize --static` (the CLI, a process per run, median of
+   REPEATS) against `onnx.load` + `onnx.save` of the same model in this process (the floor any
+   tool that reads and writes the model pays), per export of models/real at its manifest's
+   shapes (tests/static/exports.py), whether or not it becomes fully static.
+2. The static model against the dynamic original on ONNX Runtime CPU, 2 threads, in one
+   process, interleaved, medians, with session.intra_op.allow_spinning on and off, for each real
+   export that becomes fully static (the MoE routers among models/real/torch_patterns: an
+   exact MoE gives every expert the capacity's rows, `experts / top_k` times the original's
+   expert work). The static outputs are checked against the original's first (cut to counts;
+   MatMul rows up to 1e-5 relative).
+
+    .venv/bin/python benches/static_real.py [--repeats 15] [--write-docs]
+
+writes build/bench/static_real.{md,json}; --write-docs replaces the "Real exports" section of
+docs/performance-static.md (between its markers)."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+
+import ortbench
+
+ROOT = ortbench.ROOT
+sys.path.insert(0, os.path.join(ROOT, "tests", "static"))
+import exports  # noqa: E402  (tests/static: the exports and their fixed shapes)
+import cases  # noqa: E402
+
+DOC = os.path.join(ROOT, "docs", "performance-static.md")
+BEGIN, END = "<!-- static_real.py: begin -->", "<!-- static_real.py: end -->"
+# Fully static MoE exports: (experts, top_k) for the expert-work factor.
+MOE = {"torch_patterns/moe_router_ts17.onnx": (4, 2), "torch_patterns/moe_router_dynamo18.onnx": (4, 2)}
+
+
+def static_cmd(export, out):
+    args = [ortbench.CLI, "optimize", "--static", "--allow-dynamic"]
+    for name, dims in export.shapes.items():
+        args += ["--input-shape", f"{name}=" + ",".join(str(int(d)) for d in dims)]
+    return args + [str(export.path), out]
+
+
+def rewrite_times(repeats):
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for export in exports.exports():
+            if not export.id.startswith("real/"):
+                continue
+            out = os.path.join(work, "out.onnx")
+            cli = []
+            for _ in range(repeats):
+                t = time.perf_counter()
+                subprocess.run(static_cmd(export, out), capture_output=True, check=True)
+                cli.append(time.perf_counter() - t)
+            io = []
+            for _ in range(repeats):
+                t = time.perf_counter()
+                onnx.save(onnx.load(str(export.path)), os.path.join(work, "copy.onnx"))
+                io.append(time.perf_counter() - t)
+            rows.append({"export": export.id, "static_s": ortbench.median(cli), "load_save_s": ortbench.median(io)})
+    return rows
+
+
+def runtime(repeats):
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for export in exports.exports():
+            if export.id not in MOE:
+                continue
+            out = os.path.join(work, "static.onnx")
+            subprocess.run(static_cmd(export, out), capture_output=True, check=True)
+            feeds = cases.feeds(export, "random")
+            for spinning in (True, False):
+                original = ortbench.session(str(export.path), spinning=spinning)
+                static = ortbench.session(out, spinning=spinning)
+                want, got = original.run(None, feeds), static.run(None, feeds)
+                for w, g in zip(want, got):
+                    np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7)
+                times = ortbench.interleaved({"original": lambda: original.run(None, feeds),
+                                              "static": lambda: static.run(None, feeds)}, repeats)
+                experts, top_k = MOE[export.id]
+                rows.append({"export": export.id, "spinning": spinning,
+                             "original_ms": 1e3 * ortbench.median(times["original"]),
+                             "static_ms": 1e3 * ortbench.median(times["static"]),
+                             "expert_work": experts / top_k})
+    return rows
+
+
+def markdown(rewrites, runs, repeats):
+    lines = [BEGIN, "## Real exports (benches/static_real.py)", "",
+             ortbench.header(f"{repeats} repeats, medians"), "",
+             "`nonzero optimize --static --allow-dynamic` (the CLI, one process per run) against `onnx.load` + "
+             "`onnx.save` of the same model:", "",
+             "| export | --static s | load + save s | ratio |", "|---|---|---|---|"]
+    for r in rewrites:
+        lines.append(f"| {r['export']} | {r['static_s']:.3f} | {r['load_save_s']:.3f} | "
+                     f"{r['static_s'] / r['load_save_s']:.2f}x |")
+    lines += ["", "The fully static real exports against their dynamic originals on ONNX Runtime CPU (2 threads, "
+              "interleaved):", "",
+              "| export | spinning | original ms | static ms | static / original | expert work (experts / top_k) |",
+              "|---|---|---|---|---|---|"]
+    for r in runs:
+        lines.append(f"| {r['export']} | {'on' if r['spinning'] else 'off'} | {r['original_ms']:.3f} | "
+                     f"{r['static_ms']:.3f} | {r['static_ms'] / r['original_ms']:.2f}x | {r['expert_work']:.0f}x |")
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    rewrites, runs = rewrite_times(max(3, args.repeats // 3)), runtime(args.repeats)
+    md = markdown(rewrites, runs, args.repeats)
+    ortbench.write_outputs("static_real", md, {"rewrites": rewrites, "runs": runs})
+    if args.write_docs:
+        text = open(DOC).read()
+        if BEGIN in text:
+            text = text[:text.index(BEGIN)] + md + text[text.index(END) + len(END) + 1:]
+        else:
+            text = text.rstrip("\n") + "\n\n" + md
+        with open(DOC, "w") as f:
+            f.write(text)
+        print(f"wrote {DOC}")
+
+
+if __name__ == "__main__":
+    main()
