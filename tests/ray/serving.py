@@ -62,6 +62,7 @@ class Client:
         self.port = port
         self.conn = None
         self.replica = None
+        self.failed_tries = []  # why each try that was tried again failed: a status or an exception
 
     def request(self, method, body=b"", content_type="application/x-npz"):
         if self.conn is None:
@@ -82,16 +83,19 @@ class Client:
                 status, ctype, data = self.request("POST", body, content_type)
                 if status < 500 or attempt == attempts:
                     return status, ctype, data, attempt
-            except (OSError, http.client.HTTPException):
+                self.failed_tries.append(f"HTTP {status}")
+            except (OSError, http.client.HTTPException) as e:
                 if attempt == attempts:
                     raise
+                self.failed_tries.append(type(e).__name__)
             time.sleep(0.1 * attempt)
 
 
-def load(port, bodies, expected, total, clients, attempts=1, on_progress=None, served_by=None):
+def load(port, bodies, expected, total, clients, attempts=1, on_progress=None, served_by=None, failed_tries=None):
     """`total` requests from `clients` threads, request i with bodies[i % len]; returns latencies
     (s), requests that needed more than one attempt, and failures (wrong or lost answers).
-    `served_by`, a dict, gets {replica actor id: requests it answered} (from x-replica-actor)."""
+    `served_by`, a dict, gets {replica actor id: requests it answered} (from x-replica-actor);
+    `failed_tries`, a dict, gets {why: count} of the tries that were tried again."""
     latencies, retried, failures = [], [], []
     counter = iter(range(total))
     lock = threading.Lock()
@@ -102,6 +106,7 @@ def load(port, bodies, expected, total, clients, attempts=1, on_progress=None, s
             with lock:
                 i = next(counter, None)
             if i is None:
+                tally(client)
                 return
             start = time.perf_counter()
             try:
@@ -122,6 +127,11 @@ def load(port, bodies, expected, total, clients, attempts=1, on_progress=None, s
                     served_by[client.replica] = served_by.get(client.replica, 0) + 1
                 if on_progress:
                     on_progress(len(latencies))
+
+    def tally(client):
+        with lock:
+            for why in client.failed_tries if failed_tries is not None else ():
+                failed_tries[why] = failed_tries.get(why, 0) + 1
 
     threads = [threading.Thread(target=worker) for _ in range(clients)]
     for t in threads:

@@ -158,15 +158,17 @@ def test_the_node_of_a_serve_replica_removed_under_load_loses_no_request(full_cl
         thread.start()
         total = 1000
         started = time.time()
+        why = {}
         latencies, retried, failures = load(port, bodies, expected, total, clients=8, attempts=2,
-                                            on_progress=remove_on)
+                                            on_progress=remove_on, failed_tries=why)
         seconds = time.time() - started
         removed.set()
         thread.join()
         assert removal, "the node was not removed (the load ended before 200 answers)"
         assert not failures, failures[:3]
         assert len(latencies) == total
-        print(f"\n{len(retried)} of {total} requests were retried once by their client after the node's removal")
+        print(f"\n{len(retried)} of {total} requests were retried once by their client after the node's "
+              f"removal; their first tries: {why or 'none'}")
 
         deadline = time.time() + 120
         while (running_replicas() < 2 or victim in replicas()) and time.time() < deadline:
@@ -186,6 +188,7 @@ def test_the_node_of_a_serve_replica_removed_under_load_loses_no_request(full_cl
         assert victim not in served and set(served) <= set(after), (served, after)
         assert new & set(served), f"the new replica {new} served none of {rounds * 100} requests: {served}"
     report("serve-node-loss", f"the node of replica {victim[:8]} removed (SIGKILL, {removal[0]:.1f} s) after 200 of "
-           f"{total} answers (8 clients, one retry each): 0 lost, {len(retried)} retried; {seconds:.1f} s for the "
+           f"{total} answers (8 clients, one retry each): 0 lost, {len(retried)} retried (first tries: "
+           f"{', '.join(f'{n} x {w}' for w, n in sorted(why.items())) or 'none'}); {seconds:.1f} s for the "
            f"{total}; then Serve ran a new replica on another node, which answered {served[next(iter(new))]} of "
            f"{rounds * 100} requests sent once it was running")
