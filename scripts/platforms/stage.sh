@@ -182,6 +182,28 @@ pf_windows_panic() { # pf_windows_panic VERSION: an injected panic under Wine, t
   fi
 }
 
+pf_windows_load_unload() { # pf_windows_load_unload VERSION LIBRARY: issue 39's loop under Wine
+  # 1,000 cycles, each new session options registering the DLL by path and one session running
+  # one model (`nonzero run --load-unload`, crates/cli/src/load_unload.rs). The DLL pins itself
+  # (GetModuleHandleExW PIN): it must be loaded after every cycle, and not before the first (so
+  # the runner itself does not hold it), and the working set after the last cycle within 2 MB of
+  # after the 100th. A DLL that did not pin itself was unloaded after every cycle (+1.8 MB).
+  local ort out line growth
+  ort=$(pf_ort_lib windows-x86_64 "$1")
+  step "Windows x86_64, ONNX Runtime $1 (Wine): 1,000 load-unload cycles of the DLL"
+  out=$($PF_WINE build/platforms/win/nonzero.exe run --quiet --library "$(pf_rel "$2")" \
+    --ort-dylib "$(pf_rel "$ort")" --load-unload 1000 models/nonzero_opset13_float 2>&1) || true
+  line=$(grep '^load-unload: ' <<<"$out" || true)
+  echo "${line:-$out}"
+  growth=$(sed -n 's/.* KiB after cycle 1000 (\([-+][0-9]*\) KiB).*/\1/p' <<<"$line")
+  if ! grep -q '^load-unload: 1000 cycles x 1 models: 1000 matched, 0 failed; ' <<<"$line" ||
+    ! grep -q 'library loaded before the first cycle: no; after every cycle: yes$' <<<"$line" ||
+    [ -z "$growth" ] || [ "${growth#+}" -ge 2048 ]; then
+    echo "FAILED: load-unload cycles under Wine, ONNX Runtime $1" >&2
+    return 1
+  fi
+}
+
 pf_package() { # scripts/package's cross-built half alone, keeping dist/'s other files
   step "dist/ lacks the aarch64 or Windows files: scripts/platforms/package.sh"
   . scripts/env.sh # the venv helper
@@ -236,6 +258,7 @@ stage_platforms() {
     pf_run windows-x86_64 $version zip "$(pf_lib windows-x86_64 zip)"
     pf_run windows-x86_64 $version wheel "$(pf_lib windows-x86_64 wheel)"
     pf_windows_panic $version
+    pf_windows_load_unload $version "$(pf_lib windows-x86_64 zip)"
   done
   . scripts/platforms/python.sh
   PF_PYTHON_ROWS=()

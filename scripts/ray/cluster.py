@@ -52,21 +52,25 @@ def ray_tmpdir():
         shutil.rmtree(path, ignore_errors=True)
 
 
+NODE_ARGS = {"num_cpus": 1, "include_dashboard": False, "object_store_memory": 200 << 20}
+
+
 @contextlib.contextmanager
-def local_cluster(nodes, runtime_env=None):
-    """A head and `nodes - 1` more nodes, one CPU each, with the driver connected; shut down on exit."""
+def local_cluster(nodes, runtime_env=None, system_config=None):
+    """A head and `nodes - 1` more nodes, one CPU each, with the driver connected; shut down on exit.
+    `system_config`: the head's `_system_config` (Ray's internal settings, such as the GCS's
+    node health checks), which the whole cluster follows."""
     if nodes < 1:
         raise ValueError(f"a cluster needs at least 1 node, got {nodes}")
     with ray_tmpdir():
         import ray
         from ray.cluster_utils import Cluster
 
-        node_args = {"num_cpus": 1, "include_dashboard": False,
-                     "object_store_memory": 200 << 20}
-        cluster = Cluster(initialize_head=True, head_node_args=dict(node_args))
+        head_args = dict(NODE_ARGS, **({"_system_config": system_config} if system_config else {}))
+        cluster = Cluster(initialize_head=True, head_node_args=head_args)
         try:
             for _ in range(nodes - 1):
-                cluster.add_node(**node_args)
+                cluster.add_node(**NODE_ARGS)
             cluster.wait_for_nodes()
             ray.init(address=cluster.address, runtime_env=runtime_env, log_to_driver=False)
             try:
@@ -96,13 +100,18 @@ def _check_nodes(ray, nodes):
         raise RuntimeError(f"the local cluster has {len(alive)} nodes and {cpus} CPUs, expected {nodes} of each")
 
 
-def actor_pids(class_prefix):
-    """{actor id: pid} of the live actors whose class name starts with `class_prefix`, from the
-    GCS actor table (no dashboard needed)."""
+def actors(class_prefix):
+    """{actor id: {"pid", "node"}} of the live actors whose class name starts with `class_prefix`,
+    from the GCS actor table (no dashboard needed); "node" is the node's id (hex)."""
     from ray._private import state
 
-    return {aid: a["Pid"] for aid, a in state.actors().items()
+    return {aid: {"pid": a["Pid"], "node": a["Address"]["NodeID"]} for aid, a in state.actors().items()
             if a["ActorClassName"].startswith(class_prefix) and a["State"] == "ALIVE" and a.get("Pid")}
+
+
+def actor_pids(class_prefix):
+    """{actor id: pid} of the live actors whose class name starts with `class_prefix`."""
+    return {aid: a["pid"] for aid, a in actors(class_prefix).items()}
 
 
 def main():

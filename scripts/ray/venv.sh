@@ -2,7 +2,8 @@
 # .venv-ray with requirements/ray.txt (Ray Data + Serve pinned, ONNX Runtime 1.31.1) and the
 # nonzero-ort wheel of this checkout, built by maturin into build/ray/wheels.
 ray_wheel() { # prints the path of the wheel built from the working tree (cargo's cache makes a rebuild quick)
-  venv .venv-build requirements/build.txt
+  # pip's lines go to stderr too: a first run, which makes .venv-build, printed them into the path.
+  venv .venv-build requirements/build.txt >&2
   rm -rf build/ray/wheels
   # maturin's and cargo's progress go to stderr: this function's stdout is the wheel's path.
   timed_step "building the nonzero-ort wheel (maturin, release; seconds when target/ is current, 2 to 7 minutes on 2 cores when not)" \

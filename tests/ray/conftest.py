@@ -1,6 +1,7 @@
 """A real Ray cluster on this machine (scripts/ray/cluster.py): 2 nodes of one CPU each, every
 node on 127.0.0.1, per test module. Run by the ray stage of scripts/test, in .venv-ray."""
 
+import contextlib
 import pathlib
 import sys
 
@@ -15,11 +16,13 @@ cluster.use_loopback()
 MODELS = ROOT / "models"
 
 
-@pytest.fixture(scope="module")
-def ray_cluster():
+@contextlib.contextmanager
+def started_cluster(nodes, system_config=None):
+    """cluster.local_cluster with what the tests need: workers.py pickled by value, Ray Data quiet
+    and waiting up to 120 s for its actors."""
     import logging
 
-    with cluster.local_cluster(2) as c:
+    with cluster.local_cluster(nodes, system_config=system_config) as c:
         import ray.cloudpickle
         import ray.data
         import workers
@@ -28,6 +31,12 @@ def ray_cluster():
 
         logging.getLogger("ray.data").setLevel(logging.WARNING)
         ray.data.DataContext.get_current().wait_for_min_actors_s = 120
+        yield c
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    with started_cluster(2) as c:
         yield c
 
 

@@ -2,132 +2,33 @@
 only, on 127.0.0.1 at a free port. Bounded load from 8 clients, a replica killed during load,
 and bad requests, each checked against one in-process session, exactly."""
 
-import http.client
 import json
 import os
 import signal
 import statistics
-import threading
 import time
 
 import numpy as np
 import pytest
 from conftest import MODELS, report, same
+from serving import MODEL, Client, load, make_cases, replica_pids, running_replicas, serving
 
-import cluster
-from nonzero_ort.ray import decode_response, encode_request, make_session
+from nonzero_ort.ray import decode_response, encode_request
 
-MODEL = str(MODELS / "threshold_filter_opset13" / "model.onnx")  # scores: float32 [N], threshold: float32 []
-ROUTE = "/nonzero"
 LIMIT = 1 << 20
 
 
 @pytest.fixture(scope="module")
 def server(ray_cluster):
-    from ray import serve
-
     from nonzero_ort.ray import serve_app
 
-    port = cluster.free_port()
-    serve.start(proxy_location="HeadOnly", http_options={"host": "127.0.0.1", "port": port},
-                logging_config={"enable_access_log": False})
-    try:
-        serve.run(serve_app(MODEL, num_replicas=2, max_body_bytes=LIMIT), name="nonzero", route_prefix=ROUTE)
+    with serving(serve_app(MODEL, num_replicas=2, max_body_bytes=LIMIT)) as port:
         yield port
-    finally:
-        serve.shutdown()
-
-
-def inputs(count, n=1024):
-    rng = np.random.default_rng(11)
-    out = []
-    for i in range(count):
-        scores = rng.random(n, dtype=np.float32)
-        scores[rng.random(n) < 0.5] = 0
-        out.append({"scores": scores, "threshold": np.array(0.25 + 0.5 * (i % 3) / 3, dtype=np.float32)})
-    return out
-
-
-class Client:
-    """One keep-alive connection; `post` retries (new connection, backoff) on a connection error
-    or a 5xx, up to `attempts` times, and says how many attempts it took."""
-
-    def __init__(self, port):
-        self.port = port
-        self.conn = None
-
-    def request(self, method, body=b"", content_type="application/x-npz"):
-        if self.conn is None:
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        try:
-            self.conn.request(method, ROUTE, body=body, headers={"Content-Type": content_type})
-            r = self.conn.getresponse()
-            return r.status, r.getheader("Content-Type"), r.read()
-        except (OSError, http.client.HTTPException):
-            self.conn.close()
-            self.conn = None
-            raise
-
-    def post(self, body, content_type, attempts=1):
-        for attempt in range(1, attempts + 1):
-            try:
-                status, ctype, data = self.request("POST", body, content_type)
-                if status < 500 or attempt == attempts:
-                    return status, ctype, data, attempt
-            except (OSError, http.client.HTTPException):
-                if attempt == attempts:
-                    raise
-            time.sleep(0.1 * attempt)
-
-
-def load(port, bodies, expected, total, clients, attempts=1, on_progress=None):
-    """`total` requests from `clients` threads, request i with bodies[i % len]; returns latencies
-    (s), requests that needed more than one attempt, and failures (wrong or lost answers)."""
-    latencies, retried, failures = [], [], []
-    counter = iter(range(total))
-    lock = threading.Lock()
-
-    def worker():
-        client = Client(port)
-        while True:
-            with lock:
-                i = next(counter, None)
-            if i is None:
-                return
-            start = time.perf_counter()
-            try:
-                status, ctype, data, tries = client.post(bodies[i % len(bodies)], "application/x-npz", attempts)
-            except Exception as e:
-                with lock:
-                    failures.append((i, repr(e)))
-                continue
-            ok = status == 200 and all(same(a, b) for a, b in zip(
-                decode_response(data, ctype).values(), expected[i % len(bodies)]))
-            with lock:
-                latencies.append(time.perf_counter() - start)
-                if tries > 1:
-                    retried.append(i)
-                if not ok:
-                    failures.append((i, status, data[:200]))
-                if on_progress:
-                    on_progress(len(latencies))
-
-    threads = [threading.Thread(target=worker) for _ in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=600)
-    assert not any(t.is_alive() for t in threads), "the load did not finish within 600 s"
-    return latencies, retried, failures
 
 
 @pytest.fixture(scope="module")
 def cases():
-    feeds = inputs(50)
-    session = make_session(MODEL)
-    names = [o.name for o in session.get_outputs()]
-    expected = [session.run(names, f) for f in feeds]
-    return feeds, [encode_request(f, "npz")[0] for f in feeds], expected, session
+    return make_cases(50)
 
 
 def test_bounded_load_from_8_clients_has_no_error(server, cases):
@@ -147,17 +48,6 @@ def test_bounded_load_from_8_clients_has_no_error(server, cases):
     report("serve-load", f"{total} requests (npz, 1024 float32 scores), 8 clients, 2 replicas: 0 errors; "
            f"p50 {q[49] * 1e3:.1f} ms, p99 {q[98] * 1e3:.1f} ms, {total / seconds:.0f} requests/s; one in-process "
            f"session: {total / local:.0f} runs/s ({total / seconds / (total / local):.3f}x of it)")
-
-
-def replica_pids():
-    return sorted(cluster.actor_pids("ServeReplica:").values())
-
-
-def running_replicas():
-    from ray import serve
-
-    app = serve.status().applications["nonzero"]
-    return next(iter(app.deployments.values())).replica_states.get("RUNNING", 0)
 
 
 def test_a_replica_killed_during_load_loses_no_request(server, cases):

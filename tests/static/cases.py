@@ -119,12 +119,17 @@ def with_specials(value, rng):
     return flat.reshape(value.shape)
 
 
+def draw(export, case, rng):
+    """The export's inputs for `case` (not "specials") at its fixed shapes, drawn from `rng`
+    (tests/reliability's static soak draws many this way)."""
+    return {name: _values(role, dtype, export.shapes[name], case, rng)
+            for name, (role, dtype) in roles(export).items()}
+
+
 def feeds(export, case):
     """The export's inputs for one case, the same on every call (seeded by export and case)."""
     rng = np.random.default_rng([zlib.crc32(export.id.encode()), CASES.index(case)])
-    base = "random" if case == "specials" else case
-    out = {name: _values(role, dtype, export.shapes[name], base, rng)
-           for name, (role, dtype) in roles(export).items()}
+    out = draw(export, "random" if case == "specials" else case, rng)
     if case == "specials":
         out = {name: with_specials(v, rng) if v.dtype == np.float32 else v for name, v in out.items()}
     return out

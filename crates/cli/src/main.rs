@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 mod args;
 mod check;
+mod load_unload;
 mod optimize;
 mod outputs;
 mod selections;
@@ -73,6 +74,11 @@ enum Command {
         /// Only print a line per model.
         #[arg(long, short)]
         quiet: bool,
+        /// Run the models CYCLES times, each in new session options that register the library
+        /// (a load and, once they are freed, an unload), printing one summary line: runs matched,
+        /// resident memory after cycle 100 and the last, and whether the library stayed loaded.
+        #[arg(long, value_name = "CYCLES")]
+        load_unload: Option<usize>,
     },
     /// Rewrite exported NonZero chains into ArgWhere / BooleanMask (see docs/optimize.md).
     Optimize {
@@ -244,6 +250,7 @@ fn real_main() -> Result<ExitCode> {
             inputs,
             preview,
             quiet,
+            load_unload,
         } => {
             let library = if builtin {
                 None
@@ -278,6 +285,14 @@ fn real_main() -> Result<ExitCode> {
             match &library {
                 Some(l) => println!("custom-op library: {}", l.display()),
                 None => println!("custom-op library: none (ORT built-in kernels)"),
+            }
+            if let Some(cycles) = load_unload {
+                let ok = load_unload::run(&targets, &opts, cycles)?;
+                return Ok(if ok {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                });
             }
             let (mut ok, mut failed, mut other) = (0, 0, 0);
             for t in &targets {

@@ -88,12 +88,21 @@ def _mapping(what, columns, names):
     return dict(zip(names, map(str, columns)))
 
 
-def map_model(ds, model, *, concurrency=1, batch_size=16, num_cpus=1, max_restarts=3, max_task_retries=3,
-              **predictor_kwargs):
+#: map_model's ``max_task_retries``. A batch sent to a worker whose node is lost is tried again,
+#: with a growing delay (0.1 s doubling up to 5 s, Ray 2.60), until the GCS declares the node dead
+#: and Ray restarts the worker elsewhere, and each try counts. With Ray's default node health
+#: checks that took 14 s and 7 tries here, and 3 failed the job (docs/deployment.md, "Scale out").
+#: 20 last over 80 s, past the 55 s the default checks take when a dead node's checks time out.
+MAX_TASK_RETRIES = 20
+
+
+def map_model(ds, model, *, concurrency=1, batch_size=16, num_cpus=1, max_restarts=3,
+              max_task_retries=MAX_TASK_RETRIES, **predictor_kwargs):
     """``ds.map_batches(OnnxPredictor, ...)`` with this package's defaults made explicit: a pool of
     ``concurrency`` workers (actors) of ``num_cpus`` CPUs each, ``batch_size`` rows a call, and a worker that dies is
     restarted up to ``max_restarts`` times with its batches retried up to ``max_task_retries`` times
-    (Ray Data's own default is to retry forever). Other keywords go to ``OnnxPredictor``."""
+    (Ray Data's own default is to retry forever; 20 lets a batch outlast the loss of its node,
+    see ``MAX_TASK_RETRIES``). Other keywords go to ``OnnxPredictor``."""
     if isinstance(model, os.PathLike):
         model = os.fspath(model)
     if isinstance(model, str) and not os.path.isfile(model):
