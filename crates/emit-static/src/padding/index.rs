@@ -64,15 +64,7 @@ pub(super) fn index_work(
         return None;
     }
     let push = |index: Option<i64>, axis: usize, rank: usize, dirty: bool| {
-        Next::Push(Padded {
-            name: String::new(),
-            axis,
-            rank,
-            coords: false,
-            spread: false,
-            dirty,
-            index,
-        })
+        super::rows::push(axis, rank, false, false, dirty, index)
     };
     let index_step = || {
         let Some(value) = padding_value(view, &node.output[0], 0) else {

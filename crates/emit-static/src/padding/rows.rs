@@ -101,18 +101,9 @@ pub(super) fn matmul_rows(
 /// padded alike (the dynamo and TorchScript exporters' `p.expand_as(q)`, `p.view_as(q)`): the
 /// shape is the capacity's then, as the data's is.
 pub(super) fn shape_read_alike(view: &View, shape: &str, q: &str) -> bool {
-    let Some(node) = view
-        .producer(shape)
-        .filter(|n| view.is_op(n, "Shape") && n.input.len() == 1)
-    else {
+    if super::steps::whole_shape(view, shape).is_none() {
         return false;
-    };
-    let whole = crate::graph::int_attr(node, "start")
-        .ok()
-        .flatten()
-        .unwrap_or(0)
-        == 0
-        && crate::graph::int_attr(node, "end").ok().flatten().is_none();
+    }
     let Some(q_dims) = view.shapes.get(q).dims else {
         return false;
     };
@@ -129,17 +120,16 @@ pub(super) fn shape_read_alike(view: &View, shape: &str, q: &str) -> bool {
                 && data.is_some_and(|d| d.contains(count))
         })
     };
-    whole
-        && view.index.readers_of(shape).iter().all(|&(r, _)| {
-            let reader = &view.graph.node[r];
-            let concat = view.is_op(reader, "Concat")
-                && crate::graph::int_attr(reader, "axis").ok().flatten() == Some(0);
-            if concat {
-                sized(&reader.output[0])
-            } else {
-                sized(shape)
-            }
-        })
+    view.index.readers_of(shape).iter().all(|&(r, _)| {
+        let reader = &view.graph.node[r];
+        let concat = view.is_op(reader, "Concat")
+            && crate::graph::int_attr(reader, "axis").ok().flatten() == Some(0);
+        if concat {
+            sized(&reader.output[0])
+        } else {
+            sized(shape)
+        }
+    })
 }
 
 /// What row-wise work does with a padded tensor read by `node` at `slot`.
@@ -166,15 +156,7 @@ pub(super) fn row_work(
     count: Option<&Dim>,
 ) -> Next {
     let next = |axis: usize, rank: usize, coords: bool, spread: bool, dirty: bool| {
-        Next::Push(Padded {
-            name: String::new(),
-            axis,
-            rank,
-            coords,
-            spread,
-            dirty,
-            index: None,
-        })
+        push(axis, rank, coords, spread, dirty, None)
     };
     if let Some(step) = super::index::index_work(view, node, op, slot, t, count) {
         return step;
@@ -325,4 +307,24 @@ pub(super) fn row_work(
         }
         _ => Next::Other,
     }
+}
+
+/// The padded output of a step (its name is the caller's to set).
+pub(super) fn push(
+    axis: usize,
+    rank: usize,
+    coords: bool,
+    spread: bool,
+    dirty: bool,
+    index: Option<i64>,
+) -> Next {
+    Next::Push(Padded {
+        name: String::new(),
+        axis,
+        rank,
+        coords,
+        spread,
+        dirty,
+        index,
+    })
 }

@@ -104,14 +104,9 @@ pub(super) fn column_step(view: &View, node: &NodeProto, op: &str) -> Option<usi
 /// True when `shape` is `Shape(q)` with q = `p` or Max/Min/Identity of one input `p`, and
 /// every reader of `shape` is an `Expand(p, shape)`: each such Expand returns p.
 pub(super) fn shape_of_self(view: &View, shape: &str, p: &str) -> bool {
-    let Some(node) = view
-        .producer(shape)
-        .filter(|n| view.is_op(n, "Shape") && n.input.len() == 1)
-    else {
+    let Some(node) = whole_shape(view, shape) else {
         return false;
     };
-    let whole = int_attr(node, "start").ok().flatten().unwrap_or(0) == 0
-        && int_attr(node, "end").ok().flatten().is_none();
     let source = |q: &str| {
         let unary = view.producer(q).filter(|n| {
             matches!(n.op_type.as_deref(), Some("Max" | "Min" | "Identity")) && n.input.len() == 1
@@ -123,5 +118,15 @@ pub(super) fn shape_of_self(view: &View, shape: &str, p: &str) -> bool {
         let reader = &view.graph.node[r];
         slot == 1 && view.is_op(reader, "Expand") && source(&reader.input[0]) == origin
     });
-    whole && expands && (origin == p || source(p) == origin)
+    expands && (origin == p || source(p) == origin)
+}
+
+/// The node writing `shape` when it is a `Shape` of its whole input (no start or end).
+pub(super) fn whole_shape<'g>(view: &View<'g>, shape: &str) -> Option<&'g NodeProto> {
+    let node = view
+        .producer(shape)
+        .filter(|n| view.is_op(n, "Shape") && n.input.len() == 1)?;
+    let whole = int_attr(node, "start").ok().flatten().unwrap_or(0) == 0
+        && int_attr(node, "end").ok().flatten().is_none();
+    whole.then_some(node)
 }

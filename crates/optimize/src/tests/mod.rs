@@ -108,6 +108,17 @@ pub fn int64s(name: &str, values: &[i64]) -> TensorProto {
     }
 }
 
+/// A float tensor of `dims` (empty: a scalar).
+pub fn float_tensor(name: &str, dims: &[i64], values: &[f32]) -> TensorProto {
+    TensorProto {
+        dims: dims.to_vec(),
+        data_type: Some(DataType::Float as i32),
+        name: Some(name.into()),
+        float_data: values.to_vec(),
+        ..Default::default()
+    }
+}
+
 pub fn graph(
     nodes: Vec<NodeProto>,
     inputs: Vec<ValueInfoProto>,

@@ -5,16 +5,6 @@
 use super::*;
 use crate::optimize_with;
 
-fn float_tensor(name: &str, dims: &[i64], v: &[f32]) -> TensorProto {
-    TensorProto {
-        dims: dims.to_vec(),
-        data_type: Some(DataType::Float as i32),
-        name: Some(name.into()),
-        float_data: v.to_vec(),
-        ..Default::default()
-    }
-}
-
 /// The initializer `name` of `g`, as int64 values.
 fn initializer_ints(g: &GraphProto, name: &str) -> Option<Vec<i64>> {
     let t = g

@@ -6,16 +6,6 @@
 use super::*;
 use crate::optimize_with;
 
-fn floats(name: &str, dims: &[i64], v: &[f32]) -> TensorProto {
-    TensorProto {
-        dims: dims.to_vec(),
-        data_type: Some(DataType::Float as i32),
-        name: Some(name.into()),
-        float_data: v.to_vec(),
-        ..Default::default()
-    }
-}
-
 /// `out = zeros.index_add(0, tokens, Gemm(hidden[tokens]) * weight[tokens, None])` over the
 /// tokens whose score is positive, as TorchScript writes it (`y` is the MLP's rows, also an
 /// output when `mlp_out`).
@@ -61,14 +51,24 @@ fn expert(mlp_out: bool) -> Vec<u8> {
         ],
         outputs,
         vec![
-            floats("zero", &[], &[0.0]),
-            floats("w", &[2, 2], &[1.0, 2.0, 3.0, 4.0]),
-            floats("b", &[2], &[0.5, -0.5]),
+            float_tensor("zero", &[], &[0.0]),
+            float_tensor("w", &[2, 2], &[1.0, 2.0, 3.0, 4.0]),
+            float_tensor("b", &[2], &[0.5, -0.5]),
             int64s("minus_one", &[-1]),
             int64s("one", &[1]),
         ],
     );
     model(g, 17)
+}
+
+/// The expert's inputs fixed at 5 tokens.
+fn expert_options() -> crate::Options {
+    static_options(&[
+        ("score", &[5]),
+        ("weight", &[5]),
+        ("hidden", &[5, 2]),
+        ("base", &[5, 2]),
+    ])
 }
 
 fn op_count(g: &GraphProto, op: &str) -> usize {
@@ -80,12 +80,7 @@ fn op_count(g: &GraphProto, op: &str) -> usize {
 
 #[test]
 fn an_experts_rows_are_written_back_through_a_dropped_slot() {
-    let options = static_options(&[
-        ("score", &[5]),
-        ("weight", &[5]),
-        ("hidden", &[5, 2]),
-        ("base", &[5, 2]),
-    ]);
+    let options = expert_options();
     let (bytes, report) = optimize_with(&expert(false), &options).expect("static");
     let m = ModelProto::decode(bytes.as_slice()).unwrap();
     let g = m.graph.as_ref().unwrap();
@@ -119,12 +114,7 @@ fn an_experts_rows_are_written_back_through_a_dropped_slot() {
 
 #[test]
 fn an_output_after_an_mlp_is_padded_again_with_the_fill() {
-    let options = static_options(&[
-        ("score", &[5]),
-        ("weight", &[5]),
-        ("hidden", &[5, 2]),
-        ("base", &[5, 2]),
-    ]);
+    let options = expert_options();
     let (bytes, report) = optimize_with(&expert(true), &options).expect("static");
     let m = ModelProto::decode(bytes.as_slice()).unwrap();
     let g = m.graph.as_ref().unwrap();
@@ -163,13 +153,8 @@ fn padded_updates_at_other_indices_stay_dynamic() {
     scatter.input[1] = "fixed_idx".into();
     g.input
         .push(value("fixed_idx", DataType::Int64, Some(&["c", "2"])));
-    let mut options = static_options(&[
-        ("score", &[5]),
-        ("weight", &[5]),
-        ("hidden", &[5, 2]),
-        ("base", &[5, 2]),
-        ("fixed_idx", &[5, 2]),
-    ]);
+    let mut options = expert_options();
+    options.input_shapes.insert("fixed_idx".into(), vec![5, 2]);
     options.allow_dynamic = true;
     let (_, report) =
         optimize_with(&m.encode_to_vec(), &options).expect("written with --allow-dynamic");
@@ -258,7 +243,7 @@ fn a_linear_index_of_swapped_columns_and_a_chunked_mlp() {
             int64s("one", &[1]),
             int64s("zero", &[0]),
             int64s("two", &[2]),
-            floats("up", &[2, 4], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]),
+            float_tensor("up", &[2, 4], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]),
         ],
     );
     let options = static_options(&[
@@ -298,7 +283,7 @@ fn softmax_and_cumsum_along_another_axis_only() {
             ],
             &["y"],
             vec![
-                floats("zero", &[], &[0.0]),
+                float_tensor("zero", &[], &[0.0]),
                 TensorProto {
                     dims: vec![],
                     ..int64s("cum_axis", &[axis])
