@@ -7,6 +7,10 @@ unchanged (through Expand, Cast, Reshape, ...) is compared with zero ("nonzero")
 is a score that the export compares with a threshold in [0, 1) ("scores": `scores > 0.5`, and
 detection_postprocess's `> 0.05` and box sizes `>= 0.01`).
 
+models/real's transformers take their manifest's kind of inputs: token ids in [3, 99) with one
+eos ending each row ("all": every token an eos), full attention ("none": padding only), global
+attention on the first token.
+
 The cases: "random" (masks about half true), "none" (every mask all false), "all" (every mask all
 true), "one" (one true element, or one row of scores above the thresholds), and "specials":
 random, with NaN, -0.0 and the denormals of handmade.DENORMALS at distinct places of every float
@@ -58,6 +62,9 @@ def roles(export):
     model, types = _inputs(export.path)
     if export.entry is not None:
         return {s["name"]: (s["values"], types[s["name"]]) for s in export.entry["inputs"]}
+    if "input_ids" in types:  # models/real's transformers (its manifest's kind of inputs)
+        return {name: ({"input_ids": "tokens", "attention_mask": "attention"}.get(name, "global"), dtype)
+                for name, dtype in types.items()}
     out = {}
     for name, dtype in types.items():
         if dtype == np.bool_:
@@ -100,6 +107,16 @@ def _values(role, dtype, dims, case, rng):
         return v - 2 if case == "none" else v + 2 if case == "all" else v
     if role == "normal":
         return rng.standard_normal(dims).astype(dtype)
+    if role == "tokens":  # ids in [3, 99), one eos (2) ending each row; "all": every id eos
+        ids = rng.integers(3, 99, dims).astype(dtype)
+        ids[..., -1] = 2
+        return np.full(dims, 2, dtype) if case == "all" else ids
+    if role == "attention":  # full attention; "none": padding only (selects nothing)
+        return np.zeros(dims, dtype) if case == "none" else np.ones(dims, dtype)
+    if role == "global":  # Longformer's global attention: the first token
+        g = np.zeros(dims, dtype)
+        g[..., 0] = 1
+        return g
     if role == "router":  # an MoE's logits (tests/python/real_patterns.py's): with "none" and
         # "all", every token's top experts by far are the first ones or the last ones, so that
         # some experts select no token; the other cases route at random.

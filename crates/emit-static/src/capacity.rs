@@ -210,6 +210,14 @@ impl StaticPass<'_> {
                     })?;
                 replace(graph, at, e);
             }
+            for pick in &flow.regrouped {
+                let at = position_of(graph, &pick.output);
+                let gather = graph.node[at].clone();
+                let mut e = Emitter::new(graph, scope, &describe(&gather));
+                scatter::emit_regrouped(&mut e, pick, &compacted);
+                let inputs = replace(graph, at, e);
+                self.report.removed_nodes += remove_dead(graph, inputs);
+            }
             for (name, axis, rank, elem_type) in repads {
                 let at = position_of(graph, &name);
                 let mut e = Emitter::new(graph, scope, &format!("{name}/repad"));

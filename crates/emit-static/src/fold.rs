@@ -72,10 +72,14 @@ pub fn fold_constants(graph: &mut GraphProto, scope: &Scope) -> Folded {
     }
     let mut folded = Folded::default();
     let mut inputs = HashSet::new();
+    // Every output of a folded node loses its value_info: it is an initializer now (whose
+    // type is its own), or gone.
+    let mut gone = HashSet::new();
     let mut initializers = vec![];
     for (node, _) in graph.node.iter().zip(&foldable).filter(|(_, &f)| f) {
         folded.nodes += 1;
         inputs.extend(node.input.iter().filter(|i| !i.is_empty()).cloned());
+        gone.extend(node.output.iter().cloned());
         for out in node.output.iter().filter(|o| read.contains(*o)) {
             let value = shapes
                 .constant(out)
@@ -89,11 +93,9 @@ pub fn fold_constants(graph: &mut GraphProto, scope: &Scope) -> Folded {
         !foldable[at - 1]
     });
     folded.initializers = initializers.len();
-    let written: HashSet<String> = initializers.iter().filter_map(|t| t.name.clone()).collect();
-    // A value_info of a folded tensor would now declare an initializer: it goes.
     graph
         .value_info
-        .retain(|vi| vi.name.as_ref().is_none_or(|n| !written.contains(n)));
+        .retain(|vi| vi.name.as_ref().is_none_or(|n| !gone.contains(n)));
     graph.initializer.extend(initializers);
     folded.removed = remove_dead(graph, inputs);
     folded

@@ -1,5 +1,6 @@
-//! Writes at padded coordinates, and graph outputs whose padding row-wise work changed
-//! ([`super::padding::Flow`]'s `scatters` and `repad`).
+//! Writes at padded coordinates, graph outputs whose padding row-wise work changed, and rows
+//! picked from equal groups of the selection ([`super::padding::Flow`]'s `scatters`, `repad`
+//! and `regrouped`).
 //!
 //! A ScatterElements or ScatterND whose indices are a selection's coordinates writes the
 //! padding's rows at -1, a valid index: the last row, a real one. Here the data gains one slot
@@ -9,6 +10,7 @@
 
 use super::compact::Compacted;
 use super::emit::Emitter;
+use super::padding::Regrouped;
 use crate::graph::int_attr;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::NodeProto;
@@ -92,4 +94,24 @@ pub fn emit_repad(
     e.select(&padding, &fill, unpadded, elem_type);
     e.finish_as(name);
     Some(())
+}
+
+/// The Gather of a [`Regrouped`] pick, reading the padded rows at `g * (count / G) + i`
+/// (`(g + 1) * (count / G) + i` for a negative i): the positions the original's Reshape and
+/// Gather name among the count's rows.
+pub fn emit_regrouped(e: &mut Emitter, pick: &Regrouped, compacted: &Compacted) {
+    let groups = e.scalar(pick.groups);
+    let per_group = e.binary("Div", &compacted.count, &groups);
+    let first = i64::from(pick.index < 0);
+    let starts: Vec<i64> = (first..first + pick.groups).collect();
+    let starts = e.ints(&starts);
+    let offsets = e.binary("Mul", &starts, &per_group);
+    let index = e.scalar(pick.index);
+    let positions = e.binary("Add", &offsets, &index);
+    e.op(
+        "Gather",
+        &[&pick.rows, &positions],
+        vec![super::emit::int_attr("axis", 0)],
+    );
+    e.finish_as(&pick.output);
 }

@@ -29,6 +29,22 @@ pub struct Flow {
     /// Graph outputs (and their padded axis) whose padding row-wise work changed: written
     /// again as the fill past the count.
     pub repad: Vec<(String, usize)>,
+    /// The selected rows regrouped per leading index and one picked from each group
+    /// ([`Regrouped`]).
+    pub regrouped: Vec<Regrouped>,
+}
+
+/// `Gather(Reshape(rows, [G, -1, ...]), i, axis=1)`: the selected rows cut into G equal groups
+/// (BART's `hidden[eos_mask].view(batch, -1, h)[:, -1]`), row i of each. The rows are the
+/// count's, so each pick is a position among them: `g * (count / G) + i` (`(g + 1) * ... + i`
+/// for a negative i), read from the padded rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Regrouped {
+    /// The padded rows (the Reshape's input) and the Gather's output.
+    pub rows: String,
+    pub output: String,
+    pub groups: i64,
+    pub index: i64,
 }
 
 /// A `ReduceSum`, `ReduceMean`, `ReduceMax`, `ReduceMin` or `ReduceProd` whose axes include the

@@ -16,7 +16,7 @@ mod index;
 mod rows;
 mod steps;
 
-pub use flow::{Flow, GatherKind, Reduction};
+pub use flow::{Flow, GatherKind, Reduction, Regrouped};
 
 use std::collections::HashSet;
 use steps::{column_step, reduced_axes, shape_of_self, BINARY, BOOL, UNARY};
@@ -111,6 +111,10 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
             };
             if t.spread && !matches!(op, "Expand" | "ScatterElements" | "ScatterND") {
                 return refuse();
+            }
+            if let Some(pick) = rows::regrouped(view, node, op, slot, &t) {
+                flow.regrouped.push(pick);
+                continue;
             }
             match rows::row_work(view, node, op, slot, &t, count.as_ref()) {
                 rows::Next::Push(next) => {

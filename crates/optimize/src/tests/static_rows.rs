@@ -308,3 +308,62 @@ fn softmax_and_cumsum_along_another_axis_only() {
         report.left
     );
 }
+
+/// BART's `hidden[eos_mask].view(batch, -1, h)[:, -1]`: the selected rows in equal groups, the
+/// last of each, becomes a Gather of the padded rows at `(g + 1) * (count / G) - 1`.
+#[test]
+fn the_last_row_of_equal_groups_is_picked_by_position() {
+    let g = graph(
+        vec![
+            node("Equal", &["ids", "eos"], &["mask"], vec![]),
+            node("NonZero", &["mask"], &["nz"], vec![]),
+            node(
+                "Transpose",
+                &["nz"],
+                &["coords"],
+                vec![ints("perm", &[1, 0])],
+            ),
+            node("GatherND", &["hidden", "coords"], &["rows"], vec![]),
+            node("Reshape", &["rows", "groups"], &["grouped"], vec![]),
+            node("Gather", &["grouped", "last"], &["y"], vec![int("axis", 1)]),
+        ],
+        vec![
+            value("ids", DataType::Int64, Some(&["b", "s"])),
+            value("hidden", DataType::Float, Some(&["b", "s", "4"])),
+        ],
+        &["y"],
+        vec![
+            TensorProto {
+                dims: vec![],
+                ..int64s("eos", &[2])
+            },
+            int64s("groups", &[2, -1, 4]),
+            TensorProto {
+                dims: vec![],
+                ..int64s("last", &[-1])
+            },
+        ],
+    );
+    let options = static_options(&[("ids", &[2, 5]), ("hidden", &[2, 5, 4])]);
+    let (bytes, report) = optimize_with(&model(g, 17), &options).expect("static");
+    let m = ModelProto::decode(bytes.as_slice()).unwrap();
+    let g = m.graph.as_ref().unwrap();
+    assert_eq!(op_count(g, "NonZero"), 0);
+    assert!(report
+        .static_mode
+        .as_ref()
+        .unwrap()
+        .count_outputs
+        .is_empty());
+    let y = g.node.iter().find(|n| n.output[0] == "y").unwrap();
+    assert_eq!(
+        y.op_type.as_deref(),
+        Some("Gather"),
+        "{:?}",
+        main_listing(&m)
+    );
+    assert!(
+        !g.node.iter().any(|n| n.output[0] == "grouped"),
+        "the Reshape is gone"
+    );
+}
