@@ -24,7 +24,7 @@ import judge  # noqa: E402
 ROOT = judge.ROOT
 BUILD = ROOT / "build" / "deploy"
 # The forms: `generic` is the default (no --target); each other is `--target NAME`.
-FORMS = ("generic",)
+FORMS = ("generic", "qnn", "litert")
 # Exports that stay partly dynamic under --static (test_exports_after.STAYS_DYNAMIC's keys,
 # read from there): not judged here.
 ALL = os.environ.get("NONZERO_DEPLOY_ALL") == "1"

@@ -69,8 +69,11 @@ def _widened(got, static_path):
     import onnx
 
     declared = {o.name: o.type.tensor_type for o in onnx.load(str(static_path), load_external_data=False).graph.output}
+    by_normal = {"".join(c for c in n.lower() if c.isalnum()): n for n in declared}
     out, notes = {}, set()
     for name, value in got.items():
+        if name not in declared:  # onnx2tf's rewrite of the name (`Identity:0` -> `Identity__0`)
+            name = by_normal["".join(c for c in name.lower() if c.isalnum())]
         value = np.asarray(value)
         kind = declared[name]
         rank = len(kind.shape.dim)

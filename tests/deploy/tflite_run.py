@@ -13,6 +13,11 @@ import numpy as np
 from ai_edge_litert.interpreter import Interpreter
 
 
+def normal(name):
+    """A tensor name as onnx2tf may rewrite it (`Identity:0` becomes `Identity__0`)."""
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
 def judge(job):
     result = {"dynamic": [], "ops": [], "error": None, "output_names": []}
     try:
@@ -22,8 +27,9 @@ def judge(job):
         runner = interpreter.get_signature_runner()
         signature = interpreter.get_signature_list()
         result["output_names"] = list(next(iter(signature.values()))["outputs"])
+        inputs = {normal(n): n for n in next(iter(signature.values()))["inputs"]}
         for feeds_path, out_path in zip(job["feeds"], job["outputs"]):
-            feeds = dict(np.load(feeds_path))
+            feeds = {inputs.get(normal(n), n): v for n, v in np.load(feeds_path).items()}
             outputs = runner(**feeds)
             np.savez(out_path, **{name: np.asarray(v) for name, v in outputs.items()})
     except Exception as e:  # noqa: BLE001 (the interpreter's RuntimeError and ValueError)

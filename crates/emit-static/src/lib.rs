@@ -30,11 +30,14 @@ mod mask;
 mod nms;
 mod outputs;
 mod padding;
+mod portable;
 mod scope;
 pub mod summary;
+mod target;
 mod writes;
 
 pub use summary::{still_dynamic, StaticReport};
+pub use target::Target;
 
 use crate::graph::{describe, is_onnx_op, GraphIndex};
 use crate::infer::BodyInputs;
@@ -68,6 +71,8 @@ pub struct Settings {
     pub output_capacities: BTreeMap<String, i64>,
     /// Write the model even when data-dependent nodes remain (they are reported).
     pub allow_dynamic: bool,
+    /// The toolchain the forms are for (`--target`; [`target`]).
+    pub target: Target,
 }
 
 /// The counts the static target adds to the driver's report, and the nodes it left.
@@ -139,6 +144,9 @@ pub fn run(
         ..Default::default()
     };
     outputs::check_named_capacities(graph, &options.output_capacities)?;
+    if let Some(line) = options.target.why() {
+        summary.rewrites.push(("target".to_string(), line));
+    }
     report.nonzero_nodes = count_nonzero(graph, 0);
     let mut pass = StaticPass {
         capacity: options.capacity,
@@ -155,6 +163,7 @@ pub fn run(
         outer_names: &no_names,
         label: "main",
         depth: 0,
+        target: options.target,
     };
     // First everywhere, so that a Loop's carried shapes are proven on standard ops.
     pass.lower(graph, &scope)?;
@@ -268,6 +277,7 @@ impl StaticPass<'_> {
                         outer_names: &names,
                         label: &label,
                         depth: scope.depth + 1,
+                        target: scope.target,
                     };
                     result = result.and_then(|_| visit(self, body, &inner));
                 }
