@@ -42,6 +42,8 @@ class Converted:
     def __init__(self, key):
         self.tflite, error = CACHE / f"{key}.tflite", CACHE / f"{key}.error"
         self.error = error.read_text() if error.exists() else None
+        if self.error is None and not self.tflite.exists():
+            self.error = f"the converter wrote neither {key}.tflite nor {key}.error (its log: {CACHE}/convert*.log)"
         if self.error is not None:
             self.tflite = None
         meta = CACHE / f"{key}.json"
@@ -54,11 +56,12 @@ class Converted:
 
 def convert_all(jobs):
     """{(onnx path, backend): Converted} for every (onnx path, input names, backend) of `jobs`,
-    converting what the cache lacks in WORKERS processes."""
+    converting what the cache lacks in WORKERS processes. Each model is read once: its key is
+    the bytes it had then."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    todo, out = [], {}
+    todo, keys = [], {}
     for path, inputs, backend in jobs:
-        key = _key(path, backend)
+        key = keys[str(path), backend] = _key(path, backend)
         if not (CACHE / f"{key}.tflite").exists() and not (CACHE / f"{key}.error").exists():
             todo.append({"onnx": str(path), "backend": backend, "inputs": list(inputs),
                          "tflite": str(CACHE / f"{key}.tflite"), "error": str(CACHE / f"{key}.error")})
@@ -76,9 +79,7 @@ def convert_all(jobs):
             for proc, log in procs:
                 proc.wait()
                 log.close()
-    for path, _, backend in jobs:
-        out[str(path), backend] = Converted(_key(path, backend))
-    return out
+    return {where: Converted(key) for where, key in keys.items()}
 
 
 def run_all(jobs):

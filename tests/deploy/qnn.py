@@ -32,7 +32,9 @@ def _devices():
 
 def session(path, soc=DEFAULT_SOC, fallback=False):
     """An InferenceSession of the model at `path` on QNN HTP at `soc` (the soc_model option),
-    CPU fallback disabled unless `fallback`; graph assignment recorded."""
+    CPU fallback disabled unless `fallback`; graph assignment recorded. ONNX Runtime's graph
+    optimizations run first, as a user's session has them: they fold the Shape and Expand of
+    fixed shapes that the static forms still hold, which QNN does not take."""
     devices, htp = _devices()
     so = ort.SessionOptions()
     so.log_severity_level = 3
@@ -93,6 +95,10 @@ class Placed:
 
     def on_qnn(self):
         return len(self.nodes.get(QNN, []))
+
+    def assigned(self):
+        """Every node assigned (after ONNX Runtime's graph optimizations)."""
+        return sum(len(ops) for ops in self.nodes.values())
 
 
 def reference(path):

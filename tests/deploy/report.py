@@ -13,7 +13,7 @@ def _cell(row, key, default="-"):
 
 def _qnn(rows):
     lines = ["## QNN HTP (onnxruntime-qnn 2.7.0, soc_model 57)", "",
-             "| Model | Form | Nodes on QNN / all | Equal | Prepare (s) | Oldest soc_model | Notes |",
+             "| Model | Form | Nodes on QNN / assigned (in the model) | Equal | Prepare (s) | Oldest soc_model | Notes |",
              "|---|---|---|---|---|---|---|"]
     for (model, form), row in sorted(rows.items()):
         notes = []
@@ -23,7 +23,7 @@ def _qnn(rows):
             notes.append(row["reference"])
         if row.get("failed"):
             notes.append(row["failed"].replace("|", "/"))
-        lines.append(f"| {model} | {form} | {_cell(row, 'on_qnn')} / {_cell(row, 'nodes')} | "
+        lines.append(f"| {model} | {form} | {_cell(row, 'on_qnn')} / {_cell(row, 'assigned')} ({_cell(row, 'nodes')}) | "
                      f"{'yes' if row.get('equal') else 'no'} | {_cell(row, 'prepare_s')} | "
                      f"{_cell(row, 'oldest_soc')} | {'; '.join(notes)} |")
     return lines

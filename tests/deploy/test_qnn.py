@@ -92,7 +92,7 @@ def judged(model, form, soc=qnn.DEFAULT_SOC, row=None):
         on_cpu = qnn.run(cpu, feeds)
         on_htp = qnn.run(reference, feeds) if reference is not None else on_cpu
         got = placed.run(feeds)
-        row["on_qnn"], row["conflict"] = placed.on_qnn(), placed.conflict
+        row["on_qnn"], row["assigned"], row["conflict"] = placed.on_qnn(), placed.assigned(), placed.conflict
         try:
             compare(report, on_cpu, on_htp, got)
         except AssertionError as e:

@@ -271,9 +271,11 @@ impl Emitter {
 
     /// `data[indices]` for 1-D data and indices. GatherElements, which is Gather there: ONNX
     /// Runtime's Gather copies element by element (8.9 ms for 4M int32 indices, against 3.2 ms).
-    /// The portable targets get Gather: QNN refuses GatherElements on rank-1 tensors.
+    /// QNN and RKNN get Gather: QNN refuses GatherElements on rank-1 tensors (its CPU backend),
+    /// and onnx2tf's tf_converter fails on this Gather ("Expected a symbolic tensor instance"),
+    /// so LiteRT keeps GatherElements.
     pub fn gather_1d(&mut self, data: &str, indices: &str) -> String {
-        if self.target.portable() {
+        if matches!(self.target, super::Target::Qnn | super::Target::Rknn) {
             return self.op("Gather", &[data, indices], vec![int_attr("axis", 0)]);
         }
         self.op(
