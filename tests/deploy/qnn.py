@@ -43,7 +43,11 @@ def session(path, soc=DEFAULT_SOC, fallback=False):
         so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
     so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
     so.add_provider_for_devices(devices, {"backend_path": htp, "soc_model": soc})
-    return ort.InferenceSession(str(path), so)
+    sess = ort.InferenceSession(str(path), so)
+    # onnxruntime's Python session otherwise reruns a failed run on the CPU EP alone, printing
+    # "Falling back to ['CPUExecutionProvider'] and retrying": a QNN failure must fail.
+    sess.disable_fallback()
+    return sess
 
 
 def assignment(sess):
