@@ -19,6 +19,38 @@ import qnn
 
 sys.path.insert(0, str(models.ROOT / "tests" / "python"))
 HTP_TYPES = (np.float32, np.bool_)
+# Faults of the toolchain that a drawn chain can meet, by a piece of their message: counted and
+# printed, not failed (each is pinned on an export by expected.py too). Any other fault fails.
+KNOWN = {
+    "ORT Tensor data size does not match QNN tensor data size": "coordinates transposed into a graph output",
+    "QNN_COMMON_ERROR_MEM_ALLOC": "HTP fails to allocate the graph (masked writes over tiny tensors)",
+}
+# Ops HTP leaves to the CPU EP for some element types the chains draw (a Gather of int64
+# coordinates in column reads, a masked fill's Expand and Where): a session refused for these
+# alone is counted as that known fault.
+LEFT_TO_CPU = {"Gather", "Expand", "Where"}
+
+
+def finite(value):
+    """Float inputs rounded to fp16, with NaN and what fp16 cannot hold made 0 (HTP computes in
+    fp16; how it treats NaN and infinities is not what these graphs test)."""
+    value = models.fp16_representable(value)
+    if value.dtype.kind == "f":
+        value = np.where(np.isfinite(value), value, 0).astype(value.dtype)
+    return value
+
+
+def known(message):
+    """The known fault a failure's message shows, or None."""
+    import ast
+
+    if message.startswith("not on QNN: "):
+        try:
+            ops = {op for _, op in ast.literal_eval(message[len("not on QNN: "):].split("\n")[0])}
+        except (ValueError, SyntaxError):
+            return None
+        return f"HTP leaves {', '.join(sorted(ops))} to the CPU EP" if ops <= LEFT_TO_CPU else None
+    return next((why for piece, why in KNOWN.items() if piece in message), None)
 
 
 def takes(chain):
@@ -47,7 +79,7 @@ def judged(chain):
     fails"); raises AssertionError on a fault."""
     from contract import count_outputs, trimmed
 
-    feeds = {k: models.fp16_representable(v) for k, v in chain.feeds.items()}
+    feeds = {k: finite(v) for k, v in chain.feeds.items()}
     report, src, out = static(chain)
     if report["left_nodes"]:
         return "not static"
@@ -68,8 +100,8 @@ def judged(chain):
             continue
         nan = np.isnan(w)
         assert np.array_equal(np.isnan(g), nan), f"{chain.kind} {name}: NaN places"
-        finite = ~nan & np.isfinite(w)
-        ulp = np.spacing(np.abs(w[finite]).astype(np.float16)).astype(np.float32)
-        assert (np.abs(g[finite] - w[finite]) <= ulp).all(), f"{chain.kind} {name}: {g} vs {w}"
-        assert np.array_equal(g[~finite & ~nan], w[~finite & ~nan]), f"{chain.kind} {name}: infinities"
+        real = ~nan & np.isfinite(w)
+        ulp = np.spacing(np.abs(w[real]).astype(np.float16)).astype(np.float32)
+        assert (np.abs(g[real] - w[real]) <= ulp).all(), f"{chain.kind} {name}: {g} vs {w}"
+        assert np.array_equal(g[~real & ~nan], w[~real & ~nan]), f"{chain.kind} {name}: infinities"
     return None

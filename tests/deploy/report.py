@@ -45,7 +45,8 @@ def _litert(rows):
 
 def _summary(table):
     lines = ["## Summary", "", "| Judge | Form | Equal / judged |", "|---|---|---|"]
-    for judge, rows in table.items():
+    for judge in ("qnn", "litert"):
+        rows = table[judge]
         by_form = {}
         for key, row in rows.items():
             tag = key[1] if judge != "litert" else f"{key[1]}, {key[2]}"
@@ -62,7 +63,11 @@ def write(table):
     text = ["# The deploy stage's judges", ""] + _summary(table) + [""] + _qnn(table["qnn"]) + [""]
     text += _litert(table["litert"]) + [""]
     if table.get("fuzz"):
-        text += ["## Fuzz graphs on QNN HTP", ""] + [f"- {k}: {v}" for k, v in sorted(table["fuzz"].items())]
+        fuzz = table["fuzz"]
+        text += ["## Generated chains on QNN HTP (test_fuzz_qnn.py)", "",
+                 f"NONZERO_DEPLOY_FUZZ_SEED={fuzz.get('seed')}", ""]
+        text += [f"- {k}: {v}" for k, v in sorted(fuzz.get("tally", {}).items())]
     (BUILD / "report.md").write_text("\n".join(text) + "\n")
-    flat = {judge: [dict(row) for row in rows.values()] for judge, rows in table.items()}
+    flat = {judge: [dict(row) for row in table[judge].values()] for judge in ("qnn", "litert")}
+    flat["fuzz"] = table.get("fuzz", {})
     (BUILD / "report.json").write_text(json.dumps(flat, indent=1, default=str))
