@@ -154,6 +154,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_target_is_a_name_and_needs_static() {
+        let qnn = Options::from_json(r#"{"static": true, "target": "qnn"}"#).unwrap();
+        assert_eq!(qnn.target, nonzero_emit_static::Target::Qnn);
+        assert_eq!(
+            qnn.static_settings().target,
+            nonzero_emit_static::Target::Qnn
+        );
+        let generic = Options::from_json(r#"{"target": "generic"}"#).unwrap();
+        assert_eq!(generic, Options::default());
+        let unknown = Options::from_json(r#"{"static": true, "target": "tpu"}"#).unwrap_err();
+        assert!(
+            unknown.contains("unknown target `tpu`, expected one of generic, qnn, litert, rknn"),
+            "{unknown}"
+        );
+        assert_eq!(
+            Options::from_json(r#"{"target": "litert"}"#).unwrap_err(),
+            "options: target (--target) applies only with static (--static)"
+        );
+    }
+
+    #[test]
     fn json_options_name_what_is_wrong() {
         assert_eq!(Options::from_json("{}"), Ok(Options::default()));
         let all = Options::from_json(
