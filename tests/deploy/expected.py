@@ -12,16 +12,20 @@ HTP_NEGATIVE_GATHER = ("QNN HTP does not read a Gather index of -1 as the last r
 HTP_CONTROL_FLOW = ("QNN HTP takes no If or Loop: the nodes of the body go to the CPU EP (a toolchain limit; "
                     "no static form changes it)")
 HTP_REDUCE_PROD = "QNN HTP takes no ReduceProd: it goes to the CPU EP (a toolchain limit)"
-HTP_TRANSPOSED = ("QNN HTP fails at run time on the coordinates transposed into a graph output (torch.nonzero, "
-                  "argwhere, tf.where): 'ORT Tensor data size does not match QNN tensor data size'. With fallback "
-                  "disabled, ONNX Runtime 1.32 first refuses the session ('Conflicting session configuration'); with "
-                  "it allowed, onnxruntime's Python session reran the run on the CPU EP alone unless disable_fallback() "
-                  "(a fault of the QNN EP; no form tried here avoids it)")
+HTP_TRANSPOSED = ("QNN HTP fails at run time on a Transpose of int64 data, the generic form's coordinates "
+                  "transposed into a graph output (torch.nonzero, argwhere, tf.where): 'ORT Tensor data size does not "
+                  "match QNN tensor data size'. With fallback disabled, ONNX Runtime 1.32 first refuses the session "
+                  "('Conflicting session configuration'); with it allowed, onnxruntime's Python session reran the run "
+                  "on the CPU EP alone unless disable_fallback() (issue 38 item 2: the portable forms transpose the "
+                  "int32 coordinates, then cast)")
 HTP_EMPTY_ALL = ("QNN HTP: torch's all() of an empty selection (ReduceMin over the padding read as the "
                  "type's highest value) gives False, where the original gives True")
 
 # (judge, form, model id[, backend]): why it fails.
 FAULTS = {
+    **{("qnn", "generic", _model): HTP_TRANSPOSED
+       for _model in ("exported/argwhere_dynamo18.onnx", "exported/nonzero_dynamo18.onnx", "exported/nonzero_ts17.onnx",
+                      "paddle2onnx/nonzero_paddle2onnx.onnx", "tf2onnx/where_coordinates_tf2onnx.onnx")},
     ("qnn", "generic", "handmade/nonzero_8x320"): HTP_DIV_MOD,
     ("qnn", "generic", "exported/masked_select_ts17.onnx"): HTP_NEGATIVE_GATHER,
 }
@@ -32,9 +36,7 @@ for _form in ("generic", "qnn", "litert"):
     for _model in ("torch_patterns/masked_prod_dynamo18.onnx", "torch_patterns/masked_prod_ts17.onnx"):
         FAULTS["qnn", _form, _model] = HTP_REDUCE_PROD
     FAULTS["qnn", _form, "torch_patterns/masked_all_dynamo18.onnx"] = HTP_EMPTY_ALL
-    for _model in ("exported/argwhere_dynamo18.onnx", "exported/nonzero_dynamo18.onnx", "exported/nonzero_ts17.onnx",
-                   "paddle2onnx/nonzero_paddle2onnx.onnx", "tf2onnx/where_coordinates_tf2onnx.onnx"):
-        FAULTS["qnn", _form, _model] = HTP_TRANSPOSED
+
 
 # LiteRT through onnx2tf 2.6.9: (model id, form, backend) per fault.
 FB_CUMSUM = ("onnx2tf's flatbuffer_direct gives the generic form's int64 CumSum an int32 input and an int64 output: "

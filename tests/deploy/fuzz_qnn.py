@@ -22,7 +22,6 @@ HTP_TYPES = (np.float32, np.bool_)
 # Faults of the toolchain that a drawn chain can meet, by a piece of their message: counted and
 # printed, not failed (each is pinned on an export by expected.py too). Any other fault fails.
 KNOWN = {
-    "ORT Tensor data size does not match QNN tensor data size": "coordinates transposed into a graph output",
     "QNN_COMMON_ERROR_MEM_ALLOC": "HTP fails to allocate the graph (masked writes over tiny tensors)",
 }
 # Ops HTP leaves to the CPU EP for some element types the chains draw (a Gather of int64

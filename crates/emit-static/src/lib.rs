@@ -168,6 +168,9 @@ pub fn run(
     // First everywhere, so that a Loop's carried shapes are proven on standard ops.
     pass.lower(graph, &scope)?;
     pass.graph(graph, &scope)?;
+    if options.target.portable() {
+        portable::transpose_before_cast(graph);
+    }
     let known = std::mem::take(&mut pass.known);
     dynamic::scan(graph, "main", &known, 0, &mut report.left);
     if report.left.is_empty() {

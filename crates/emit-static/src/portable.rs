@@ -9,6 +9,8 @@
 //!   integer Div and Mod: QNN HTP computes integers in fp16, exact only to 2048 (and takes no
 //!   Gather of int64 data).
 //! - The running count is a CumSum of int32 ones, cast to int64 after.
+//! - A Transpose of the int64 coordinates (the exporters' `[count, rank]`) is moved before their
+//!   last Cast ([`transpose_before_cast`]): QNN HTP fails on a Transpose of int64 data.
 //! - A gather by padded coordinates reads index 0 at the padding (`Max(index, 0)`), which a
 //!   Where then replaces with 0; a gather by positions reads the pad slot in the zero slab, or
 //!   the last position (`Min(position, numel - 1)`) where there is no slab.
@@ -16,6 +18,8 @@
 use super::emit::{int_attr, Emitter};
 use super::mask::Selection;
 use nonzero_proto::onnx::tensor_proto::DataType;
+use nonzero_proto::onnx::{GraphProto, NodeProto};
+use std::collections::{HashMap, HashSet};
 
 /// The grids hold `rank x (numel + 1)` int32s: past this many elements the generic Div and Mod
 /// are written instead (a 64 MiB constant is no NPU model's).
@@ -88,5 +92,132 @@ pub fn in_range(e: &mut Emitter, index: &str, by_position: bool, numel: i64) -> 
             let keep = e.cast(&keep, DataType::Int64);
             e.binary("Mul", index, &keep)
         }
+    }
+}
+
+/// `Transpose(Cast(x, to = int64))` becomes `Cast(Transpose(x), to = int64)` where the Cast's
+/// output has no other reader and is no graph output: QNN HTP fails at run time on a Transpose of
+/// int64 data ("ORT Tensor data size does not match QNN tensor data size"), and the exporters
+/// transpose NonZero's coordinates (torch.nonzero, argwhere, tf.where), which the portable forms
+/// cast from int32 last. Exact: a Transpose moves elements, a Cast maps each. Returns how many.
+pub fn transpose_before_cast(graph: &mut GraphProto) -> usize {
+    let mut swapped = 0;
+    while let Some((c, t)) = cast_then_transpose(graph) {
+        let mut names = HashSet::new();
+        super::scope::names_in(graph, &mut names, 0);
+        let source = graph.node[c].input[0].clone();
+        let moved = (0..)
+            .map(|i| match i {
+                0 => format!("{source}/transposed"),
+                i => format!("{source}/transposed_{i}"),
+            })
+            .find(|n| !names.contains(n))
+            .expect("an unused name exists");
+        let result = graph.node[t].output[0].clone();
+        graph.node[t].input[0] = source;
+        graph.node[t].output[0] = moved.clone();
+        graph.node[c].input[0] = moved;
+        graph.node[c].output[0] = result;
+        // The Cast now reads the Transpose: it goes right after it.
+        let cast = graph.node.remove(c);
+        let at = if c < t { t } else { t + 1 };
+        graph.node.insert(at, cast);
+        swapped += 1;
+    }
+    swapped
+}
+
+/// The first (Cast to int64, Transpose of it) pair whose Cast output nothing else reads.
+fn cast_then_transpose(graph: &GraphProto) -> Option<(usize, usize)> {
+    let outputs: HashSet<&str> = graph
+        .output
+        .iter()
+        .filter_map(|o| o.name.as_deref())
+        .collect();
+    let mut readers: HashMap<&str, usize> = HashMap::new();
+    let mut in_bodies = HashSet::new();
+    for node in &graph.node {
+        for input in &node.input {
+            *readers.entry(input.as_str()).or_default() += 1;
+        }
+        for body in node
+            .attribute
+            .iter()
+            .flat_map(|a| a.g.iter().chain(&a.graphs))
+        {
+            super::scope::names_in(body, &mut in_bodies, 1);
+        }
+    }
+    let to_int64 = |n: &NodeProto| {
+        n.op_type.as_deref() == Some("Cast")
+            && n.attribute
+                .iter()
+                .any(|a| a.name.as_deref() == Some("to") && a.i == Some(DataType::Int64 as i64))
+    };
+    graph.node.iter().enumerate().find_map(|(t, node)| {
+        let input = node
+            .input
+            .first()
+            .filter(|_| node.op_type.as_deref() == Some("Transpose"))?;
+        let c = graph
+            .node
+            .iter()
+            .position(|c| c.output.first() == Some(input) && to_int64(c))?;
+        let once = readers.get(input.as_str()) == Some(&1);
+        (once && !outputs.contains(input.as_str()) && !in_bodies.contains(input)).then_some((c, t))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emit::int_attr;
+
+    fn node(op: &str, input: &str, output: &str) -> NodeProto {
+        NodeProto {
+            op_type: Some(op.into()),
+            input: vec![input.into()],
+            output: vec![output.into()],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_transpose_of_a_cast_to_int64_goes_first() {
+        let mut cast = node("Cast", "grid_rows", "coordinates");
+        cast.attribute.push(int_attr("to", DataType::Int64 as i64));
+        let mut graph = GraphProto {
+            node: vec![cast.clone(), node("Transpose", "coordinates", "y")],
+            ..Default::default()
+        };
+        assert_eq!(transpose_before_cast(&mut graph), 1);
+        let ops: Vec<(&str, &str, &str)> = graph
+            .node
+            .iter()
+            .map(|n| {
+                (
+                    n.op_type.as_deref().unwrap(),
+                    n.input[0].as_str(),
+                    n.output[0].as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                ("Transpose", "grid_rows", "grid_rows/transposed"),
+                ("Cast", "grid_rows/transposed", "y")
+            ]
+        );
+        // A Cast whose output is read twice, or is a graph output, stays where it is.
+        let mut graph = GraphProto {
+            node: vec![
+                cast,
+                node("Transpose", "coordinates", "y"),
+                node("Identity", "coordinates", "z"),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(transpose_before_cast(&mut graph), 0);
     }
 }
