@@ -7,9 +7,11 @@
 #                        both its flatbuffer_direct and tf_converter backends; ~2.7 GB, ~4 min)
 #   .venv-deploy-litert  Python 3.12: ai-edge-litert 2.3.0, which runs the .tflite files
 # The Pythons come from pyenv (3.11 and 3.12; the wheels need them): missing, the stage fails
-# saying which. Conversions are cached in build/deploy/tflite/ by the model's bytes, as IREE's
-# compiles are. `deploy` runs the small exports and hand-made models (CI); `deploy_all` also
-# sweeps every soc_model and runs the rest (NONZERO_DEPLOY_ALL=1).
+# saying which. Conversions are cached by the model's bytes, as IREE's compiles are, in
+# NONZERO_DEPLOY_CACHE (~/.cache/nonzero/deploy-tflite/: outside the checkout, for CI's clones).
+# `deploy` runs the small exports and hand-made models in the default form and each toolchain's
+# own (CI); `deploy_all` (NONZERO_DEPLOY_ALL=1) every form on both, every soc_model, 200
+# generated chains, and the models left out of CI.
 
 deploy_python() { # deploy_python 3.12 -> an interpreter of that minor version (pyenv's, or PATH's)
   local minor=$1 found

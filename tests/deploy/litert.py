@@ -2,7 +2,8 @@
 backends (flatbuffer_direct, its default, and tf_converter) in .venv-deploy-onnx2tf, then run by
 ai-edge-litert 2.3.0 in .venv-deploy-litert (their pins conflict). Conversions are cached under
 build/deploy/tflite/ by the model's bytes, the backend and the converter venv's pins, as IREE's
-compiles are (a failure too: `<key>.error`). Imports no pytest."""
+compiles are (a failure too: `<key>.error`), in NONZERO_DEPLOY_CACHE (default
+~/.cache/nonzero/deploy-tflite: keyed by content, it serves every checkout). Imports no pytest."""
 
 import hashlib
 import json
@@ -18,7 +19,9 @@ from models import BUILD, ROOT
 BACKENDS = ("flatbuffer_direct", "tf_converter")
 CONVERTER = ROOT / ".venv-deploy-onnx2tf"
 RUNTIME = ROOT / ".venv-deploy-litert"
-CACHE = BUILD / "tflite"
+# Keyed by content, so one cache serves every checkout: CI's fresh clones too (docs/configuration.md).
+CACHE = pathlib.Path(os.environ.get("NONZERO_DEPLOY_CACHE")
+                     or pathlib.Path.home() / ".cache" / "nonzero" / "deploy-tflite")
 HERE = pathlib.Path(__file__).resolve().parent
 # Conversions run in this many processes at once (the machine's 2 cores).
 WORKERS = 2
@@ -62,6 +65,8 @@ def convert_all(jobs):
     todo, keys = [], {}
     for path, inputs, backend in jobs:
         key = keys[str(path), backend] = _key(path, backend)
+        if any(job["tflite"] == str(CACHE / f"{key}.tflite") for job in todo):
+            continue  # two forms with the same bytes
         if not (CACHE / f"{key}.tflite").exists() and not (CACHE / f"{key}.error").exists():
             todo.append({"onnx": str(path), "backend": backend, "inputs": list(inputs),
                          "tflite": str(CACHE / f"{key}.tflite"), "error": str(CACHE / f"{key}.error")})

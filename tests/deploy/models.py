@@ -23,11 +23,14 @@ import judge  # noqa: E402
 
 ROOT = judge.ROOT
 BUILD = ROOT / "build" / "deploy"
-# The forms: `generic` is the default (no --target); each other is `--target NAME`.
+# The forms: `generic` is the default (no --target); each other is `--target NAME`. CI judges
+# each toolchain on the default form and its own; deploy_all on every form.
 FORMS = ("generic", "qnn", "litert")
 # Exports that stay partly dynamic under --static (test_exports_after.STAYS_DYNAMIC's keys,
 # read from there): not judged here.
 ALL = os.environ.get("NONZERO_DEPLOY_ALL") == "1"
+FORMS_QNN = FORMS if ALL else ("generic", "qnn")
+FORMS_LITERT = FORMS if ALL else ("generic", "litert")
 # Real exports that --static makes fully static (issue 37 is making them so): two run in CI,
 # the rest in `deploy_all`. Each is models/real's manifest file name.
 REAL_IN_CI = ()

@@ -9,7 +9,8 @@
   flatbuffer_direct returns int64 outputs as int32 and scalars as [1]: values are compared
   after widening, and the row says so.
 
-Conversions are cached (litert.py). Known faults are xfail(strict=True) (expected.py)."""
+Conversions are cached (litert.py). CI judges the generic and litert forms; deploy_all
+(NONZERO_DEPLOY_ALL=1) every form. Known faults are xfail(strict=True) (expected.py)."""
 
 import functools
 
@@ -35,7 +36,7 @@ def _inputs(path):
 def _all():
     """{(model id, form, backend): (Converted, run result, [outputs per case])}: every conversion
     and run of the session, done at once (onnx2tf's and LiteRT's start-up costs once)."""
-    items = [(m, f, b) for m in models.models() for f in models.FORMS for b in litert.BACKENDS]
+    items = [(m, f, b) for m in models.models() for f in models.FORMS_LITERT for b in litert.BACKENDS]
     jobs = []
     for m, f, b in items:
         _, path = models.static_form(m, f)
@@ -55,7 +56,7 @@ def _all():
 def _params():
     out = []
     for model in models.models():
-        for form in models.FORMS:
+        for form in models.FORMS_LITERT:
             for backend in litert.BACKENDS:
                 why = expected.fault("litert", form, model.id, backend)
                 marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []

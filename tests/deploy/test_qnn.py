@@ -12,6 +12,8 @@ x86_64 emulator of onnxruntime-qnn 2.7.0, ONNX Runtime 1.32), at soc_model 57 (i
   -1 past the count in coordinates, +0 in values;
 - the oldest soc_model of qnn.SOC_MODELS where the model is taken and equal is in the report.
 
+CI judges the generic and qnn forms; deploy_all (NONZERO_DEPLOY_ALL=1) every form.
+
 Known faults are xfail(strict=True) with their reason (expected.py)."""
 
 import time
@@ -29,7 +31,7 @@ from judge import report_axes
 def _params():
     out = []
     for model in models.models():
-        for form in models.FORMS:
+        for form in models.FORMS_QNN:
             why = expected.fault("qnn", form, model.id)
             marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
             out.append(pytest.param(model, form, marks=marks, id=f"{model.id}-{form}"))
