@@ -15,10 +15,17 @@ ort_dylib() { # ort_dylib VENV -> path of libonnxruntime.so inside that venv's o
 }
 
 venv() { # venv DIR REQUIREMENTS...: a venv with those pinned lists, kept until one of them changes
-  local dir=$1
+  # $VENV_PYTHON: the interpreter that makes it (default python3); a venv made by another
+  # Python version is made anew.
+  local dir=$1 python=${VENV_PYTHON:-python3}
   shift
+  if [ -x "$dir/bin/python" ] && [ -n "${VENV_PYTHON:-}" ] &&
+    [ "$("$dir/bin/python" -c 'import sys; print(sys.version_info[:2])')" != \
+      "$("$python" -c 'import sys; print(sys.version_info[:2])')" ]; then
+    rm -rf "$dir"
+  fi
   if [ ! -x "$dir/bin/python" ]; then
-    python3 -m venv "$dir"
+    "$python" -m venv "$dir"
   fi
   # The stamp is the lists' text, so a list that another includes (-r) must be named too.
   if ! cat "$@" | cmp -s - "$dir/.installed-requirements" 2>/dev/null; then

@@ -95,7 +95,7 @@ def _is_session_options(obj) -> bool:
 
 
 def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback=True, static=False,
-             input_shapes=None, capacity=None, allow_dynamic=False):
+             input_shapes=None, capacity=None, allow_dynamic=False, target=None):
     """Rewrites the NonZero chains that PyTorch, tf2onnx and paddle2onnx emit (NonZero ->
     Transpose -> GatherND / Gather / ScatterND) into the library's ``nonzero``-domain ArgWhere,
     BooleanMask, BooleanMaskAxis, MaskedFill and MaskedScatter ops, where the graph proves them
@@ -126,6 +126,11 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback
     input without a fixed shape, raises ValueError naming each. Raises ValueError when the input is
     not an ONNX model, is an invalid one (the message names the node and the name), or the
     provider is unknown, TypeError for another argument type.
+
+    ``target`` is ``--target``: ``"cpu"`` or ``"cuda"``, ONNX Runtime's execution providers
+    (``provider`` is its old name), or with ``static=True`` ``"generic"`` (the default forms),
+    ``"qnn"``, ``"litert"`` or ``"rknn"``: forms those NPU toolchains take (docs/static.md,
+    "Targets"). Another name raises ValueError.
     """
     import ctypes
     import json
@@ -140,6 +145,15 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback
             "nonzero_ort.optimize: expected bytes or a path, got "
             f"{type(model).__module__}.{type(model).__qualname__}"
         )
+    static_target = None
+    if target is not None:
+        if target in _PROVIDERS:
+            provider = target
+        elif target in _TARGETS:
+            static_target = target
+        else:
+            raise ValueError(f"nonzero_ort.optimize: target must be one of {list(_PROVIDERS + _TARGETS)}, "
+                             f"got {target!r}")
     if provider not in _PROVIDERS:
         raise ValueError(f"nonzero_ort.optimize: provider must be one of {sorted(_PROVIDERS)}, got {provider!r}")
     for name, flag in (("report", report), ("nonzero_domain", nonzero_domain), ("fallback", fallback)):
@@ -164,6 +178,8 @@ def optimize(model, report=False, nonzero_domain=False, provider="cpu", fallback
         fields["capacity"] = capacity
     if allow_dynamic:
         fields["allow_dynamic"] = True
+    if static_target not in (None, "generic"):
+        fields["target"] = static_target
     options = json.dumps(fields)
     lib = _native()
     out = ctypes.POINTER(ctypes.c_ubyte)()
@@ -273,6 +289,8 @@ def _capacity_value(value, what):
 
 # The providers nonzero_optimize::Provider knows.
 _PROVIDERS = ("cpu", "cuda")
+# The static forms' toolchains nonzero_emit_static::Target knows.
+_TARGETS = ("generic", "qnn", "litert", "rknn")
 _NATIVE = None
 
 

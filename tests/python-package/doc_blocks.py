@@ -10,7 +10,8 @@ A block the stage must not run has a marker on the line just before its fence, w
     <!-- docs-stage: skip (the ray stage runs it: it needs a Ray cluster) -->
 
 The reason is printed by the stage. The only reasons allowed are the four of issue 36: the full
-test suite (it is CI itself), the GPU, another platform, and Ray (see SKIP_REASONS).
+test suite (it is CI itself), the GPU, another platform, and Ray, and issue 38's NPU toolchains,
+which need their own Pythons and venvs (the deploy stage runs them; see SKIP_REASONS).
 """
 
 import dataclasses
@@ -24,6 +25,7 @@ SKIP_REASONS = (
     "GPU",
     "another platform",
     "the ray stage",
+    "the deploy stage",
 )
 MARKER = re.compile(r"<!--\s*docs-stage:\s*skip\s*\((.+)\)\s*-->")
 FENCE = re.compile(r"^(\s*)```(.*)$")

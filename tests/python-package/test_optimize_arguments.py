@@ -119,3 +119,30 @@ numpy = nonzero_ort.optimize(sys.argv[1], static=True, capacity=np.int64(7),
 print(json.dumps(plain == numpy and len(plain) > 0))
 """, MODEL)
     assert got is True
+
+
+def test_a_target(venv):
+    """`target="qnn"` is `--target qnn` (issue 38): the report says what the target got; "generic"
+    and "cpu" give the default model byte for byte; an unknown name is a ValueError, and a static
+    target without static=True the Rust side's refusal."""
+    got = venv.json("""
+import json, sys
+import nonzero_ort
+shapes = {"input_0": [4, 5, 3], "input_1": [4, 5]}
+plain = nonzero_ort.optimize(sys.argv[1], static=True, input_shapes=shapes)
+generic = nonzero_ort.optimize(sys.argv[1], static=True, input_shapes=shapes, target="generic")
+cpu = nonzero_ort.optimize(sys.argv[1], static=True, input_shapes=shapes, target="cpu")
+qnn, report = nonzero_ort.optimize(sys.argv[1], static=True, input_shapes=shapes, target="qnn", report=True)
+kinds = [r["kind"] for r in report["static"]["rewrites"]]
+errors = []
+for kwargs in ({"static": True, "target": "tpu"}, {"target": "qnn"}):
+    try:
+        nonzero_ort.optimize(sys.argv[1], **kwargs)
+    except ValueError as e:
+        errors.append(str(e))
+print(json.dumps([plain == generic == cpu, qnn != plain, kinds[0], errors]))
+""", MODEL)
+    assert got[:3] == [True, True, "target"]
+    assert got[3][0] == ("nonzero_ort.optimize: target must be one of ['cpu', 'cuda', 'generic', 'qnn', 'litert', "
+                         "'rknn'], got 'tpu'")
+    assert "target (--target) applies only with static (--static)" in got[3][1], got[3][1]

@@ -273,7 +273,7 @@ def run_iree(path, feeds):
     return {name: np.asarray(r.to_host()) for name, r in zip(outputs, result)}
 
 
-def static_model(path, out, input_shapes=None, capacity=None, allow_dynamic=False):
+def static_model(path, out, input_shapes=None, capacity=None, allow_dynamic=False, extra_args=()):
     """Runs `target/release/nonzero optimize --static` (or $NONZERO_CLI) on the model at `path`,
     writing `out`: `input_shapes` maps input names to fixed shapes (one `--input-shape
     NAME=D0,D1,...` each; an empty shape is a scalar), `capacity` is `--capacity N`. Returns
@@ -281,7 +281,8 @@ def static_model(path, out, input_shapes=None, capacity=None, allow_dynamic=Fals
     added; the model is written only when returncode is 0 (the CLI writes nothing when a node
     stays dynamic, unless allow_dynamic). The report's "static" part names each padded output's
     count output and padded axis ("count_outputs"); report_axes turns it into compare_static's
-    `axes`. test_exports_after.py runs every export through it."""
+    `axes`. `extra_args` go to the CLI as they are (the deploy stage's `--target NAME`).
+    test_exports_after.py runs every export through it."""
     args = [str(CLI), "optimize", "--static"]
     for name, dims in (input_shapes or {}).items():
         args += ["--input-shape", f"{name}=" + ",".join(str(int(d)) for d in dims)]
@@ -289,6 +290,7 @@ def static_model(path, out, input_shapes=None, capacity=None, allow_dynamic=Fals
         args += ["--capacity", str(int(capacity))]
     if allow_dynamic:
         args.append("--allow-dynamic")
+    args += list(extra_args)
     with tempfile.TemporaryDirectory(prefix="nz-static-") as work:
         report_path = pathlib.Path(work) / "report.json"
         done = subprocess.run([*args, "--report-json", str(report_path), str(path), str(out)],

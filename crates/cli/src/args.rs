@@ -4,6 +4,20 @@
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 
+/// `--target NAME` (alias `--provider`): cpu or cuda, ONNX Runtime's execution providers (the
+/// default mode's), or generic, qnn, litert or rknn, the static forms' toolchains (cpu is
+/// generic there). A toolchain other than generic needs --static (checked with the options).
+pub fn parse_target(text: &str) -> Result<(nonzero_optimize::Provider, nonzero_optimize::Target)> {
+    use nonzero_optimize::{Provider, Target};
+    if let Some(provider) = Provider::parse(text) {
+        return Ok((provider, Target::Generic));
+    }
+    match Target::parse(text) {
+        Some(target) => Ok((Provider::Cpu, target)),
+        None => bail!("--target {text}: expected cpu, cuda (ONNX Runtime's providers) or, with --static, generic, qnn, litert, rknn"),
+    }
+}
+
 /// `NAME=D0,D1,...` as a name and sizes.
 pub fn parse_input_shape(text: &str) -> Result<(String, Vec<i64>)> {
     let (name, dims) = text.split_once('=').ok_or_else(|| {

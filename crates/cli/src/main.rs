@@ -110,9 +110,11 @@ enum Command {
         /// host can load the library with `nonzero.onnx_domain` = 0.
         #[arg(long)]
         nonzero_domain: bool,
-        /// The execution provider the model is for: cpu, or cuda (rewrites nothing, and says why).
-        #[arg(long, default_value = "cpu")]
-        provider: String,
+        /// What the model is for: cpu (the default) or cuda (rewrites nothing, and says why),
+        /// ONNX Runtime's execution providers; with --static, generic (the default forms), qnn,
+        /// litert or rknn (forms that NPU toolchain takes; docs/static.md). --provider is an alias.
+        #[arg(long, alias = "provider", default_value = "cpu", value_name = "NAME")]
+        target: String,
         /// Leave out the model-local functions (standard-op bodies of the nonzero ops) that let
         /// the rewritten model run on hosts without the library.
         #[arg(long)]
@@ -177,7 +179,7 @@ fn real_main() -> Result<ExitCode> {
             verbose,
             report_json,
             nonzero_domain,
-            provider,
+            target,
             no_fallback,
             static_shapes,
             input_shape,
@@ -192,8 +194,7 @@ fn real_main() -> Result<ExitCode> {
                 }
             }
             let (capacity, output_capacities) = args::parse_capacities(&capacity)?;
-            let provider = nonzero_optimize::Provider::parse(&provider)
-                .ok_or_else(|| anyhow::anyhow!("--provider {provider}: expected cpu or cuda"))?;
+            let (provider, target) = args::parse_target(&target)?;
             optimize::optimize_command(&optimize::OptimizeArgs {
                 input,
                 output,
@@ -212,6 +213,7 @@ fn real_main() -> Result<ExitCode> {
                     capacity,
                     output_capacities,
                     allow_dynamic,
+                    target,
                 },
             })?;
             Ok(ExitCode::SUCCESS)

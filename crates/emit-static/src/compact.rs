@@ -18,6 +18,7 @@
 use super::emit::{int_attr, Emitter};
 use super::mask::Selection;
 use super::padding::{Flow, GatherKind, Reduction};
+use super::portable;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::NodeProto;
 
@@ -37,7 +38,8 @@ pub struct Compacted {
     /// bits go in Where's last operand: ONNX Runtime's Where turns a -0.0 taken from its
     /// middle operand into +0.0 (1.17.3 and 1.31.1 alike; docs/static.md).
     pub padding: String,
-    /// int64 `[C]`: the row-major position of each selected element, -1 past the count.
+    /// int64 `[C]`: the row-major position of each selected element, past the count -1 (the
+    /// pad slot `numel` for the portable targets, [`portable`]).
     pub flat: String,
     /// Elements of the mask.
     pub numel: i64,
@@ -60,7 +62,7 @@ pub fn emit(
         return Some(empty_selection(e, dims.len() as i64, output));
     }
     let mut selection = Selection::of(e, mask, mask_type, numel)?;
-    let k = selection.running_count(e);
+    let k = portable::running_count(e, &mut selection);
     let total = selection.count_from(e, &k, numel);
     // Integer selections are written as arithmetic, not Where: ONNX Runtime 1.17.3's Where
     // gave the bytes of its bool condition as int64 indices here (all-true masks).
@@ -83,9 +85,10 @@ pub fn emit(
     let step = e.binary("Sub", &before, &cap);
     let scaled = e.binary("Mul", &kept, &step);
     let slot = e.binary("Add", &scaled, &cap);
-    let minus_one = e.scalar(-1);
+    let portable = e.target.portable();
+    let fill = e.scalar(portable::pad_position(e, numel));
     let slots = e.ints(&[c + 1]);
-    let empty = e.op("Expand", &[&minus_one, &slots], vec![]);
+    let empty = e.op("Expand", &[&fill, &slots], vec![]);
     let positions = e.range(numel);
     let scattered = e.op(
         "ScatterElements",
@@ -96,7 +99,10 @@ pub fn emit(
     let columns = e.range(c);
     let valid = e.binary("Less", &columns, &count);
     let padding = e.op("Not", &[&valid], vec![]);
-    if dims.len() == 1 {
+    let grid = portable.then(|| portable::coordinates(e, &flat, dims));
+    if grid.flatten().is_some() {
+        // Gathered from the grid (portable targets): the last node is the coordinates.
+    } else if dims.len() == 1 && !portable {
         e.unsqueeze(&flat, &[0]);
     } else {
         let mut rows = vec![];
@@ -118,6 +124,7 @@ pub fn emit(
         let refs: Vec<&str> = rows.iter().map(String::as_str).collect();
         let coordinates = e.concat(&refs, 0);
         let valid_row = e.unsqueeze(&valid, &[0]);
+        let minus_one = if portable { e.scalar(-1) } else { fill };
         choose(e, &valid_row, &coordinates, &minus_one);
     }
     e.finish_as(output);
@@ -224,11 +231,21 @@ pub fn emit_gather(
     }
     let fixed = |d: &[i64]| -> Option<i64> { d.iter().map(|&x| (x >= 0).then_some(x)).product() };
     // The copy is about the output's size at the default capacity (every element a slot).
-    let zero_slab = matches!((fixed(data_dims), fixed(&dims)), (Some(d), Some(o)) if d <= 2 * o);
     let row: Option<Vec<i64>> = out_dims
         .get(1..)
         .map(|d| d.to_vec())
         .filter(|d| d.iter().all(|&x| x >= 0));
+    // Portable targets read no index -1: only the gather by positions reads a slab (its pad slot).
+    let portable = e.target.portable();
+    let by_position = matches!(kind, GatherKind::Nd { direct: true }) && row.is_some();
+    let zero_slab = matches!((fixed(data_dims), fixed(&dims)), (Some(d), Some(o)) if d <= 2 * o)
+        && (by_position || !portable);
+    let index = match (portable && !zero_slab, by_position) {
+        (true, true) => portable::in_range(e, &compacted.flat, true, compacted.numel),
+        (true, false) => portable::in_range(e, coordinates, false, compacted.numel),
+        (false, true) => compacted.flat.clone(),
+        (false, false) => coordinates.clone(),
+    };
     let (rows, padded_axis) = match (kind, row) {
         // The data's leading dims are the mask's: a Gather of the flattened data at the
         // row-major positions reads the same rows, without coordinates (their Div, Mod,
@@ -241,10 +258,10 @@ pub fn emit_gather(
                 flat_data = with_zero_slab(e, &flat_data, &shape, 0, data_type)?;
             }
             let gathered = if row.is_empty() {
-                e.gather_1d(&flat_data, &compacted.flat)
+                e.gather_1d(&flat_data, &index)
             } else {
                 let axis = vec![int_attr("axis", 0)];
-                e.op("Gather", &[&flat_data, &compacted.flat], axis)
+                e.op("Gather", &[&flat_data, &index], axis)
             };
             (gathered, 0)
         }
@@ -254,7 +271,7 @@ pub fn emit_gather(
             } else {
                 data.clone()
             };
-            (e.op("GatherND", &[&data, coordinates], vec![]), 0)
+            (e.op("GatherND", &[&data, &index], vec![]), 0)
         }
         (GatherKind::Axis(axis), _) => {
             let data = if zero_slab {
@@ -263,7 +280,7 @@ pub fn emit_gather(
                 data.clone()
             };
             let attribute = vec![int_attr("axis", axis as i64)];
-            (e.op("Gather", &[&data, coordinates], attribute), axis)
+            (e.op("Gather", &[&data, &index], attribute), axis)
         }
     };
     if !zero_slab {

@@ -12,6 +12,8 @@ use std::collections::HashSet;
 /// Nodes and initializers for one rewrite, to be inserted before the node they replace.
 pub struct Emitter {
     opset: i64,
+    /// The toolchain the forms are for (`--target`).
+    pub target: super::Target,
     prefix: String,
     taken: HashSet<String>,
     pub nodes: Vec<NodeProto>,
@@ -44,6 +46,7 @@ impl Emitter {
         names_in(graph, &mut taken, 0);
         Emitter {
             opset: scope.opset,
+            target: scope.target,
             prefix: prefix.to_string(),
             taken,
             nodes: vec![],
@@ -109,6 +112,17 @@ impl Emitter {
     pub fn ints(&mut self, values: &[i64]) -> String {
         let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
         self.initializer(DataType::Int64 as i32, &[values.len() as i64], raw)
+    }
+
+    /// An int32 constant of fixed `dims` (row-major `values`).
+    pub fn int32s(&mut self, values: &[i32], dims: &[i64]) -> String {
+        let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.initializer(DataType::Int32 as i32, dims, raw)
+    }
+
+    /// The model's ONNX opset.
+    pub fn opset(&self) -> i64 {
+        self.opset
     }
 
     /// A scalar int64 constant.
@@ -257,7 +271,13 @@ impl Emitter {
 
     /// `data[indices]` for 1-D data and indices. GatherElements, which is Gather there: ONNX
     /// Runtime's Gather copies element by element (8.9 ms for 4M int32 indices, against 3.2 ms).
+    /// QNN and RKNN get Gather: QNN refuses GatherElements on rank-1 tensors (its CPU backend),
+    /// and onnx2tf's tf_converter fails on this Gather ("Expected a symbolic tensor instance"),
+    /// so LiteRT keeps GatherElements.
     pub fn gather_1d(&mut self, data: &str, indices: &str) -> String {
+        if matches!(self.target, super::Target::Qnn | super::Target::Rknn) {
+            return self.op("Gather", &[data, indices], vec![int_attr("axis", 0)]);
+        }
         self.op(
             "GatherElements",
             &[data, indices],

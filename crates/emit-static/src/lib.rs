@@ -31,12 +31,15 @@ mod mask;
 mod nms;
 mod outputs;
 mod padding;
+mod portable;
 mod scatter;
 mod scope;
 pub mod summary;
+mod target;
 mod writes;
 
 pub use summary::{still_dynamic, StaticReport};
+pub use target::Target;
 
 use crate::graph::{describe, is_onnx_op, GraphIndex};
 use crate::infer::BodyInputs;
@@ -70,6 +73,8 @@ pub struct Settings {
     pub output_capacities: BTreeMap<String, i64>,
     /// Write the model even when data-dependent nodes remain (they are reported).
     pub allow_dynamic: bool,
+    /// The toolchain the forms are for (`--target`; [`target`]).
+    pub target: Target,
 }
 
 /// The counts the static target adds to the driver's report, and the nodes it left.
@@ -141,6 +146,9 @@ pub fn run(
         ..Default::default()
     };
     outputs::check_named_capacities(graph, &options.output_capacities)?;
+    if let Some(line) = options.target.why() {
+        summary.rewrites.push(("target".to_string(), line));
+    }
     report.nonzero_nodes = count_nonzero(graph, 0);
     let mut pass = StaticPass {
         capacity: options.capacity,
@@ -157,10 +165,14 @@ pub fn run(
         outer_names: &no_names,
         label: "main",
         depth: 0,
+        target: options.target,
     };
     // First everywhere, so that a Loop's carried shapes are proven on standard ops.
     pass.lower(graph, &scope)?;
     pass.graph(graph, &scope)?;
+    if options.target.portable() {
+        portable::transpose_before_cast(graph);
+    }
     let known = std::mem::take(&mut pass.known);
     dynamic::scan(graph, "main", &known, 0, &mut report.left);
     if report.left.is_empty() {
@@ -293,6 +305,7 @@ impl StaticPass<'_> {
                         outer_names: &names,
                         label: &label,
                         depth: scope.depth + 1,
+                        target: scope.target,
                     };
                     result = result.and_then(|_| visit(self, body, &inner));
                 }

@@ -11,6 +11,8 @@ pub struct Selection {
     /// int64 `[numel]`: 1 where selected, else 0 (made when first asked for: the Where forms
     /// of masked writes need only `selected`).
     ones: Option<String>,
+    /// Elements of the mask.
+    pub numel: i64,
 }
 
 impl Selection {
@@ -29,6 +31,7 @@ impl Selection {
         Some(Selection {
             selected,
             ones: None,
+            numel,
         })
     }
 

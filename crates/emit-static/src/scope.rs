@@ -20,6 +20,8 @@ pub struct Scope<'a> {
     /// The graph's path for reports: `main`, `main/If_0.then_branch`, ...
     pub label: &'a str,
     pub depth: usize,
+    /// The toolchain the forms are for.
+    pub target: super::Target,
 }
 
 impl Scope<'_> {

@@ -23,6 +23,7 @@ mod validate;
 mod tests;
 
 pub use nonzero_emit_static::StaticReport;
+pub use nonzero_emit_static::Target;
 /// How reports name a node (its name, else `<Op -> first output>`): for hosts that match a
 /// report's node names against a model.
 pub use nonzero_rewrite_graph::graph::describe as node_label;

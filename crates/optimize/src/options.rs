@@ -61,6 +61,22 @@ pub struct Options {
     pub output_capacities: BTreeMap<String, i64>,
     /// Static mode: write the model even when data-dependent nodes remain (they are reported).
     pub allow_dynamic: bool,
+    /// Static mode: the toolchain the forms are for (`--target`; JSON `"target": "qnn"`):
+    /// generic (the default), qnn, litert or rknn (nonzero-emit-static's `Target`).
+    #[serde(deserialize_with = "target_named")]
+    pub target: nonzero_emit_static::Target,
+}
+
+fn target_named<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<nonzero_emit_static::Target, D::Error> {
+    let name = String::deserialize(d)?;
+    nonzero_emit_static::Target::parse(&name).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "unknown target `{name}`, expected one of {}",
+            nonzero_emit_static::Target::NAMES.join(", ")
+        ))
+    })
 }
 
 impl Options {
@@ -75,6 +91,7 @@ impl Options {
             capacity: self.capacity,
             output_capacities: self.output_capacities.clone(),
             allow_dynamic: self.allow_dynamic,
+            target: self.target,
         }
     }
 
@@ -92,6 +109,7 @@ impl Options {
                     self.capacity.is_some() || !self.output_capacities.is_empty(),
                 ),
                 ("allow_dynamic (--allow-dynamic)", self.allow_dynamic),
+                ("target (--target)", self.target.portable()),
             ];
             if let Some((name, _)) = stray.iter().find(|(_, set)| *set) {
                 return Err(format!(
@@ -134,6 +152,27 @@ impl Options {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_target_is_a_name_and_needs_static() {
+        let qnn = Options::from_json(r#"{"static": true, "target": "qnn"}"#).unwrap();
+        assert_eq!(qnn.target, nonzero_emit_static::Target::Qnn);
+        assert_eq!(
+            qnn.static_settings().target,
+            nonzero_emit_static::Target::Qnn
+        );
+        let generic = Options::from_json(r#"{"target": "generic"}"#).unwrap();
+        assert_eq!(generic, Options::default());
+        let unknown = Options::from_json(r#"{"static": true, "target": "tpu"}"#).unwrap_err();
+        assert!(
+            unknown.contains("unknown target `tpu`, expected one of generic, qnn, litert, rknn"),
+            "{unknown}"
+        );
+        assert_eq!(
+            Options::from_json(r#"{"target": "litert"}"#).unwrap_err(),
+            "options: target (--target) applies only with static (--static)"
+        );
+    }
 
     #[test]
     fn json_options_name_what_is_wrong() {

@@ -1,0 +1,70 @@
+//! Which toolchain the static model is for (`--target NAME`): the generic forms (the default,
+//! the fastest on ONNX Runtime, OpenVINO and IREE), or the portable forms that NPU toolchains
+//! take (docs/static.md, "Targets"). The output contract is the same for every target.
+
+/// The toolchain a static model is written for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Target {
+    /// ONNX Runtime, OpenVINO, IREE: coordinates by integer Div and Mod of a flat index, 1-D
+    /// gathers as GatherElements, padding read at index -1.
+    #[default]
+    Generic,
+    /// Qualcomm's QNN HTP (through ONNX Runtime's QNN execution provider).
+    Qnn,
+    /// LiteRT (TensorFlow Lite), through onnx2tf.
+    Litert,
+    /// Rockchip's RKNN (rknn-toolkit2).
+    Rknn,
+}
+
+impl Target {
+    pub const NAMES: [&'static str; 4] = ["generic", "qnn", "litert", "rknn"];
+
+    pub fn parse(name: &str) -> Option<Target> {
+        match name {
+            "generic" => Some(Target::Generic),
+            "qnn" => Some(Target::Qnn),
+            "litert" => Some(Target::Litert),
+            "rknn" => Some(Target::Rknn),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        Target::NAMES[self as usize]
+    }
+
+    /// Whether the portable forms are written (every target but the generic one).
+    pub fn portable(self) -> bool {
+        self != Target::Generic
+    }
+
+    /// The report's line: what the target got, and why.
+    pub fn why(self) -> Option<String> {
+        let (gathers, toolchain) = match self {
+            Target::Generic => return None,
+            Target::Qnn => ("Gather for 1-D gathers, not GatherElements", "QNN HTP computes integer arithmetic in fp16 (exact only to 2048), reads a negative gather index wrongly, fails on a Transpose of int64 data, and QNN refuses GatherElements on rank-1 tensors"),
+            Target::Litert => ("an int32 CumSum", "onnx2tf's flatbuffer_direct backend miscompiles an int64 CumSum and rejects negative gather indices"),
+            Target::Rknn => ("Gather for 1-D gathers, not GatherElements", "rknn-toolkit2's converter fails on the generic forms' gather chains"),
+        };
+        Some(format!(
+            "{}: coordinates gathered from constant per-axis index grids at the compacted positions (no integer Div or Mod); gather indices never negative (padding points at a pad slot; outputs keep -1 past the count); a Transpose of the coordinates before their cast to int64; {gathers}; because {toolchain}",
+            self.name()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Target;
+
+    #[test]
+    fn names_round_trip() {
+        for name in Target::NAMES {
+            assert_eq!(Target::parse(name).map(Target::name), Some(name));
+        }
+        assert_eq!(Target::parse("cuda"), None);
+        assert!(!Target::Generic.portable() && Target::Qnn.portable());
+        assert_eq!(Target::Generic.why(), None);
+    }
+}

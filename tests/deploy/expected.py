@@ -1,0 +1,181 @@
+"""What each judge is known to refuse or get wrong, per form and model (issue 38): these tests
+are xfail(strict=True), so that each flips to a failure the day it is fixed, and none passes
+silently. Imports nothing."""
+
+# Faults of the default (generic) form on QNN HTP, and the item of issue 38 that fixes each.
+HTP_DIV_MOD = ("QNN HTP computes integer arithmetic in fp16, exact only to 2048: the generic form's "
+               "coordinates by integer Div and Mod of a linear index come out wrong past it "
+               "(issue 38 item 2: --target qnn gathers per-axis index grids instead)")
+HTP_NEGATIVE_GATHER = ("QNN HTP does not read a Gather index of -1 as the last row: the generic form's padded "
+                       "rows read real data instead of the zero slab (issue 38 item 2: --target qnn points "
+                       "padding at a pad slot, never at -1)")
+HTP_CONTROL_FLOW = ("QNN HTP takes no If or Loop: the nodes of the body go to the CPU EP (a toolchain limit; "
+                    "no static form changes it)")
+HTP_REDUCE_PROD = "QNN HTP takes no ReduceProd: it goes to the CPU EP (a toolchain limit)"
+HTP_TRANSPOSED = ("QNN HTP fails at run time on a Transpose of int64 data, the generic form's coordinates "
+                  "transposed into a graph output (torch.nonzero, argwhere, tf.where): 'ORT Tensor data size does not "
+                  "match QNN tensor data size'. With fallback disabled, ONNX Runtime 1.32 first refuses the session "
+                  "('Conflicting session configuration'); with it allowed, onnxruntime's Python session reran the run "
+                  "on the CPU EP alone unless disable_fallback() (issue 38 item 2: the portable forms transpose the "
+                  "int32 coordinates, then cast)")
+HTP_EMPTY_ALL = ("QNN HTP: torch's all() of an empty selection (ReduceMin over the padding read as the "
+                 "type's highest value) gives False, where the original gives True")
+
+# (judge, form, model id[, backend]): why it fails.
+FAULTS = {
+    **{("qnn", "generic", _model): HTP_TRANSPOSED
+       for _model in ("exported/argwhere_dynamo18.onnx", "exported/nonzero_dynamo18.onnx", "exported/nonzero_ts17.onnx",
+                      "paddle2onnx/nonzero_paddle2onnx.onnx", "tf2onnx/where_coordinates_tf2onnx.onnx")},
+    ("qnn", "generic", "handmade/nonzero_8x320"): HTP_DIV_MOD,
+    ("qnn", "generic", "exported/masked_select_ts17.onnx"): HTP_NEGATIVE_GATHER,
+}
+for _form in ("generic", "qnn", "litert"):
+    for _model in ("torch_patterns/if_masked_scatter_dynamo18.onnx", "torch_patterns/loop_count_ts17.onnx",
+                   "torch_patterns/loop_masked_write_ts17.onnx"):
+        FAULTS["qnn", _form, _model] = HTP_CONTROL_FLOW
+    for _model in ("torch_patterns/masked_prod_dynamo18.onnx", "torch_patterns/masked_prod_ts17.onnx"):
+        FAULTS["qnn", _form, _model] = HTP_REDUCE_PROD
+    FAULTS["qnn", _form, "torch_patterns/masked_all_dynamo18.onnx"] = HTP_EMPTY_ALL
+
+
+# LiteRT through onnx2tf 2.6.9: (model id, form, backend) per fault.
+FB_CUMSUM = ("onnx2tf's flatbuffer_direct gives the generic form's int64 CumSum an int32 input and an int64 output: "
+             "LiteRT's SCATTER_ND then writes out of bounds (issue 38 item 2: --target litert counts in int32)")
+FB_NEGATIVE = ("onnx2tf's flatbuffer_direct: the generic form's gather at index -1 (the padding) is out of bounds "
+               "in LiteRT (issue 38 item 2: --target litert never gathers at a negative index)")
+FB_IF = "onnx2tf's flatbuffer_direct writes If as the custom op ONNX_IF, which LiteRT cannot run (a toolchain limit)"
+FB_LOOP = "onnx2tf's flatbuffer_direct writes Loop as a WHILE whose input has no data at run time (a toolchain fault)"
+FB_UNSET = ("onnx2tf's flatbuffer_direct leaves tensors of the Split and Gather chains without a fixed shape or without "
+            "data (detection_postprocess, nonzero_as_tuple: a toolchain fault, not yet narrowed down)")
+FB_EMPTY = ("onnx2tf's flatbuffer_direct: torch's any()/all() over an empty selection (dynamo's form) gives the "
+            "wrong bool (a toolchain fault, not yet narrowed down)")
+TF_LOOP = "onnx2tf's tf_converter fails on Loop bodies (KeyError in its While_Loop_CustomLayer)"
+TF_IF = "onnx2tf's tf_converter fails on the dynamo exporter's If (KeyError 'scalar_tensor_default_2')"
+TF_SCALAR_INPUT = "onnx2tf's tf_converter gives a scalar graph input the shape_signature [-1]"
+TF_ARGWHERE = ("onnx2tf's tf_converter miscompiles argwhere_dynamo18's static form: coordinates differ from the "
+               "original's (not yet narrowed down)")
+TF_GATHER = ("onnx2tf's tf_converter fails on the 1-D Gather that --target qnn writes for masked_scatter's update "
+             "list (\"Expected a symbolic tensor instance\"): --target litert keeps GatherElements there")
+
+LITERT = {
+    FB_CUMSUM: [
+        ('exported/argwhere_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/boxes_scores_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/boxes_scores_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/detection_postprocess_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/masked_select_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/nonzero_as_tuple_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/nonzero_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/nonzero_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/where_index_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/where_index_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/x_mask_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/x_mask_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('handmade/nonzero_3000', 'generic', 'flatbuffer_direct'),
+        ('handmade/nonzero_8x320', 'generic', 'flatbuffer_direct'),
+        ('handmade/x_mask_2x10x128', 'generic', 'flatbuffer_direct'),
+        ('paddle2onnx/nonzero_gather_nd_paddle2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('paddle2onnx/nonzero_gather_paddle2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('paddle2onnx/nonzero_paddle2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('paddle2onnx/x_mask_2d_paddle2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('paddle2onnx/x_mask_paddle2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('tf2onnx/boolean_mask_2d_tf2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('tf2onnx/boolean_mask_axis1_tf2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('tf2onnx/boolean_mask_tf2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('tf2onnx/masked_count_mean_tf2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('tf2onnx/masked_reduce_sum_tf2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('tf2onnx/where_coordinates_tf2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('tf2onnx/where_gather_nd_tf2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/masked_all_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/masked_all_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/masked_any_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/masked_prod_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/masked_prod_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/nonzero_index_select_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/nonzero_index_select_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/where_tuple_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/where_tuple_same_shape_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/where_tuple_same_shape_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/where_tuple_ts17.onnx', 'generic', 'flatbuffer_direct'),
+    ],
+    FB_EMPTY: [
+        ('torch_patterns/masked_all_dynamo18.onnx', 'litert', 'flatbuffer_direct'),
+        ('torch_patterns/masked_all_dynamo18.onnx', 'qnn', 'flatbuffer_direct'),
+        ('torch_patterns/masked_any_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/masked_any_dynamo18.onnx', 'litert', 'flatbuffer_direct'),
+        ('torch_patterns/masked_any_dynamo18.onnx', 'qnn', 'flatbuffer_direct'),
+    ],
+    FB_IF: [
+        ('torch_patterns/if_mask_add_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/if_mask_add_dynamo18.onnx', 'litert', 'flatbuffer_direct'),
+        ('torch_patterns/if_mask_add_dynamo18.onnx', 'qnn', 'flatbuffer_direct'),
+        ('torch_patterns/if_mask_add_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/if_mask_add_ts17.onnx', 'litert', 'flatbuffer_direct'),
+        ('torch_patterns/if_mask_add_ts17.onnx', 'qnn', 'flatbuffer_direct'),
+        ('torch_patterns/if_masked_scatter_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/if_masked_scatter_dynamo18.onnx', 'litert', 'flatbuffer_direct'),
+        ('torch_patterns/if_masked_scatter_dynamo18.onnx', 'qnn', 'flatbuffer_direct'),
+        ('torch_patterns/if_masked_scatter_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/if_masked_scatter_ts17.onnx', 'litert', 'flatbuffer_direct'),
+        ('torch_patterns/if_masked_scatter_ts17.onnx', 'qnn', 'flatbuffer_direct'),
+    ],
+    FB_LOOP: [
+        ('torch_patterns/loop_count_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/loop_count_ts17.onnx', 'litert', 'flatbuffer_direct'),
+        ('torch_patterns/loop_count_ts17.onnx', 'qnn', 'flatbuffer_direct'),
+        ('torch_patterns/loop_masked_write_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/loop_masked_write_ts17.onnx', 'litert', 'flatbuffer_direct'),
+        ('torch_patterns/loop_masked_write_ts17.onnx', 'qnn', 'flatbuffer_direct'),
+    ],
+    FB_NEGATIVE: [
+        ('handmade/x_mask_8x320', 'generic', 'flatbuffer_direct'),
+    ],
+    FB_UNSET: [
+        ('exported/detection_postprocess_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/detection_postprocess_dynamo18.onnx', 'litert', 'flatbuffer_direct'),
+        ('exported/detection_postprocess_dynamo18.onnx', 'qnn', 'flatbuffer_direct'),
+        ('exported/detection_postprocess_ts17.onnx', 'litert', 'flatbuffer_direct'),
+        ('exported/detection_postprocess_ts17.onnx', 'qnn', 'flatbuffer_direct'),
+        ('exported/nonzero_as_tuple_dynamo18.onnx', 'litert', 'flatbuffer_direct'),
+        ('exported/nonzero_as_tuple_dynamo18.onnx', 'qnn', 'flatbuffer_direct'),
+        ('exported/nonzero_as_tuple_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('exported/nonzero_as_tuple_ts17.onnx', 'litert', 'flatbuffer_direct'),
+        ('exported/nonzero_as_tuple_ts17.onnx', 'qnn', 'flatbuffer_direct'),
+    ],
+    TF_ARGWHERE: [
+        ('exported/argwhere_dynamo18.onnx', 'generic', 'tf_converter'),
+        ('exported/argwhere_dynamo18.onnx', 'litert', 'tf_converter'),
+        ('exported/argwhere_dynamo18.onnx', 'qnn', 'tf_converter'),
+    ],
+    TF_GATHER: [
+        ('torch_patterns/if_masked_scatter_dynamo18.onnx', 'qnn', 'tf_converter'),
+        ('torch_patterns/if_masked_scatter_ts17.onnx', 'qnn', 'tf_converter'),
+        ('torch_patterns/mask_assign_ts17.onnx', 'qnn', 'tf_converter'),
+        ('torch_patterns/masked_scatter_dynamo18.onnx', 'qnn', 'tf_converter'),
+        ('torch_patterns/masked_scatter_ts17.onnx', 'qnn', 'tf_converter'),
+    ],
+    TF_IF: [
+        ('torch_patterns/if_masked_scatter_dynamo18.onnx', 'generic', 'tf_converter'),
+        ('torch_patterns/if_masked_scatter_dynamo18.onnx', 'litert', 'tf_converter'),
+    ],
+    TF_LOOP: [
+        ('torch_patterns/loop_count_ts17.onnx', 'generic', 'tf_converter'),
+        ('torch_patterns/loop_count_ts17.onnx', 'litert', 'tf_converter'),
+        ('torch_patterns/loop_count_ts17.onnx', 'qnn', 'tf_converter'),
+        ('torch_patterns/loop_masked_write_ts17.onnx', 'generic', 'tf_converter'),
+        ('torch_patterns/loop_masked_write_ts17.onnx', 'litert', 'tf_converter'),
+        ('torch_patterns/loop_masked_write_ts17.onnx', 'qnn', 'tf_converter'),
+    ],
+    TF_SCALAR_INPUT: [
+        ('handmade/mask_assign_8x320', 'generic', 'tf_converter'),
+        ('handmade/mask_assign_8x320', 'litert', 'tf_converter'),
+        ('handmade/mask_assign_8x320', 'qnn', 'tf_converter'),
+    ],
+}
+for _why, _cases in LITERT.items():
+    for _model, _form, _backend in _cases:
+        FAULTS["litert", _form, _model, _backend] = _why
+
+
+def fault(judge, form, model_id, backend=None):
+    return FAULTS.get((judge, form, model_id, backend) if backend else (judge, form, model_id))

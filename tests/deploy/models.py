@@ -1,0 +1,157 @@
+"""The models the deploy stage judges (issue 38): every model the static stage makes fully static
+(the exports of tests/static/exports.py that test_exports_after.py does not list as staying
+dynamic), plus hand-made models whose masks and counts pass 2048 (HTP computes in fp16, exact in
+integers only to 2048), each made static by the CLI in every form (`--target`), into
+build/deploy/static/<form>/. Imports no pytest, no ONNX Runtime."""
+
+import functools
+import os
+import pathlib
+import sys
+import zlib
+
+import numpy as np
+import onnx
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "static"))
+
+import cases  # noqa: E402
+import exports  # noqa: E402
+import handmade  # noqa: E402
+import judge  # noqa: E402
+
+ROOT = judge.ROOT
+BUILD = ROOT / "build" / "deploy"
+# The forms: `generic` is the default (no --target); each other is `--target NAME`. CI judges
+# each toolchain on the default form and its own; deploy_all on every form.
+FORMS = ("generic", "qnn", "litert")
+# Exports that stay partly dynamic under --static (test_exports_after.STAYS_DYNAMIC's keys,
+# read from there): not judged here.
+ALL = os.environ.get("NONZERO_DEPLOY_ALL") == "1"
+FORMS_QNN = FORMS if ALL else ("generic", "qnn")
+FORMS_LITERT = FORMS if ALL else ("generic", "litert")
+# Real exports that --static makes fully static (issue 37 is making them so): two run in CI,
+# the rest in `deploy_all`. Each is models/real's manifest file name.
+REAL_IN_CI = ()
+REAL_ALL = ()
+# Hand-made models past 2048: (kind, mask shape, tail of x beyond the mask).
+WIDE = [("nonzero", (3000,), ()), ("nonzero", (8, 320), ()), ("x_mask", (8, 320), (3,)),
+        ("x_mask", (2, 10, 128), ()), ("mask_assign", (8, 320), ())]
+CASES = ("random", "none", "all", "one")
+
+
+class Model:
+    """One judged model: `id`, `original` (the dynamic model's path), `shapes` (fixed input
+    shapes), and `feeds(case)`: inputs with every float representable in fp16."""
+
+    def __init__(self, ident, original, shapes, feeds):
+        self.id, self.original, self.shapes, self._feeds = ident, original, shapes, feeds
+
+    def __repr__(self):
+        return self.id
+
+    def feeds(self, case):
+        return {name: fp16_representable(v) for name, v in self._feeds(case).items()}
+
+
+def fp16_representable(value):
+    """Float32 values rounded to the nearest float16 (HTP computes floats in fp16)."""
+    value = np.asarray(value)
+    if value.dtype == np.float32:
+        return value.astype(np.float16).astype(np.float32)
+    return value
+
+
+def _stays_dynamic():
+    import ast
+
+    source = (HERE.parent / "static" / "test_exports_after.py").read_text()
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "STAYS_DYNAMIC" for t in node.targets):
+            keys = set()
+            for key in node.value.keys:
+                if key is None:  # the **{mask_nms ...} spread
+                    continue
+                keys.add(ast.literal_eval(key))
+            return keys
+    raise AssertionError("test_exports_after.py has no STAYS_DYNAMIC")
+
+
+def _export_models():
+    stays = _stays_dynamic()
+    out = []
+    for export in exports.exports():
+        if export.id in stays or "mask_nms" in export.id:
+            continue
+        if export.id.startswith("real/"):
+            name = export.id.split("/", 1)[1]
+            if name not in REAL_IN_CI + (REAL_ALL if ALL else ()):
+                continue
+        valid = [c for c in CASES if not cases.invalid(export, c)]
+        out.append(Model(export.id, export.path, export.shapes,
+                         functools.partial(_export_feeds, export, valid)))
+    return out
+
+
+def _export_feeds(export, valid, case):
+    return cases.feeds(export, case if case in valid else valid[0])
+
+
+def _wide_models():
+    folder = BUILD / "handmade"
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for kind, shape, tail in WIDE:
+        model = {"nonzero": lambda: handmade.nonzero(shape), "x_mask": lambda: handmade.x_mask(shape, list(tail)),
+                 "mask_assign": lambda: handmade.mask_assign(shape)}[kind]()
+        ident = f"handmade/{kind}_{'x'.join(map(str, shape))}"
+        path = folder / f"{ident.split('/')[1]}.onnx"
+        data = model.SerializeToString()
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+        shapes = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim] for i in model.graph.input}
+        out.append(Model(ident, path, shapes, functools.partial(_wide_feeds, ident, kind, shapes)))
+    return out
+
+
+def _wide_feeds(ident, kind, shapes, case):
+    rng = np.random.default_rng([zlib.crc32(ident.encode()), CASES.index(case)])
+    mask_shape = shapes["mask"] if "mask" in shapes else shapes["x"]
+    if case == "one":
+        m = np.zeros(mask_shape, bool)
+        m.flat[rng.integers(m.size)] = True
+    else:
+        m = handmade.mask(mask_shape, case, rng)
+    if kind == "nonzero":  # the values themselves: zeros of both signs where not selected
+        x = rng.standard_normal(mask_shape).astype(np.float32) + np.float32(3.0)
+        zero = np.where(rng.random(mask_shape) < 0.5, np.float32(0.0), np.float32(-0.0))
+        return {"x": np.where(m, x, zero).astype(np.float32)}
+    feeds = {"x": rng.standard_normal(shapes["x"]).astype(np.float32), "mask": m}
+    if kind == "mask_assign":
+        feeds["v"] = np.array(rng.standard_normal(), np.float32)
+    return feeds
+
+
+@functools.lru_cache(maxsize=None)
+def models():
+    """Every judged model, in a stable order."""
+    return _export_models() + _wide_models()
+
+
+@functools.lru_cache(maxsize=None)
+def static_form(model, form):
+    """(report, path): the model through `nonzero optimize --static` in `form` at its fixed
+    shapes (`--target NAME` for a form other than generic), written once per session."""
+    out = BUILD / "static" / form / (model.id if model.id.endswith(".onnx") else model.id + ".onnx")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    extra = [] if form == "generic" else ["--target", form]
+    report = judge.static_model(model.original, out, model.shapes, extra_args=extra)
+    assert report["returncode"] == 0, report["stderr"][:2000]
+    assert not report["left_nodes"], f"{model.id}: not fully static: {report['left_nodes'][:3]}"
+    return report, out
+
+
+def node_count(path):
+    return len(onnx.load(str(path), load_external_data=False).graph.node)

@@ -1,0 +1,73 @@
+"""build/deploy/report.md and report.json: what each toolchain took, per model and form (the
+rows tests/deploy records). Imports no pytest."""
+
+import json
+
+from models import BUILD
+
+
+def _cell(row, key, default="-"):
+    value = row.get(key)
+    return default if value is None else value
+
+
+def _qnn(rows):
+    lines = ["## QNN HTP (onnxruntime-qnn 2.7.0, soc_model 57)", "",
+             "| Model | Form | Nodes on QNN / assigned (in the model) | Equal | Prepare (s) | Oldest soc_model | Notes |",
+             "|---|---|---|---|---|---|---|"]
+    for (model, form), row in sorted(rows.items()):
+        notes = []
+        if row.get("conflict"):
+            notes.append("fallback-disabled session refused (ORT 1.32 conflict), every node on QNN")
+        if row.get("reference", "HTP") != "HTP":
+            notes.append(row["reference"])
+        if row.get("failed"):
+            notes.append(row["failed"].replace("|", "/"))
+        lines.append(f"| {model} | {form} | {_cell(row, 'on_qnn')} / {_cell(row, 'assigned')} ({_cell(row, 'nodes')}) | "
+                     f"{'yes' if row.get('equal') else 'no'} | {_cell(row, 'prepare_s')} | "
+                     f"{_cell(row, 'oldest_soc')} | {'; '.join(notes)} |")
+    return lines
+
+
+def _litert(rows):
+    lines = ["## LiteRT (onnx2tf 2.6.9, ai-edge-litert 2.3.0)", "",
+             "| Model | Form | Backend | Converts (s) | Tensors with -1 | Flex/custom | Equal | Notes |",
+             "|---|---|---|---|---|---|---|---|"]
+    for (model, form, backend), row in sorted(rows.items()):
+        notes = list(row.get("notes") or [])
+        if row.get("failed"):
+            notes.append(row["failed"].replace("|", "/"))
+        lines.append(f"| {model} | {form} | {backend} | {_cell(row, 'convert_s', 'cached')} | "
+                     f"{_cell(row, 'dynamic')} | {', '.join(row.get('flex') or []) or 'none'} | "
+                     f"{'yes' if row.get('equal') else 'no'} | {'; '.join(notes)} |")
+    return lines
+
+
+def _summary(table):
+    lines = ["## Summary", "", "| Judge | Form | Equal / judged |", "|---|---|---|"]
+    for judge in ("qnn", "litert"):
+        rows = table[judge]
+        by_form = {}
+        for key, row in rows.items():
+            tag = key[1] if judge != "litert" else f"{key[1]}, {key[2]}"
+            total = by_form.setdefault(tag, [0, 0])
+            total[0] += bool(row.get("equal"))
+            total[1] += 1
+        for tag, (ok, n) in sorted(by_form.items()):
+            lines.append(f"| {judge} | {tag} | {ok} / {n} |")
+    return lines
+
+
+def write(table):
+    BUILD.mkdir(parents=True, exist_ok=True)
+    text = ["# The deploy stage's judges", ""] + _summary(table) + [""] + _qnn(table["qnn"]) + [""]
+    text += _litert(table["litert"]) + [""]
+    if table.get("fuzz"):
+        fuzz = table["fuzz"]
+        text += ["## Generated chains on QNN HTP (test_fuzz_qnn.py)", "",
+                 f"NONZERO_DEPLOY_FUZZ_SEED={fuzz.get('seed')}", ""]
+        text += [f"- {k}: {v}" for k, v in sorted(fuzz.get("tally", {}).items())]
+    (BUILD / "report.md").write_text("\n".join(text) + "\n")
+    flat = {judge: [dict(row) for row in table[judge].values()] for judge in ("qnn", "litert")}
+    flat["fuzz"] = table.get("fuzz", {})
+    (BUILD / "report.json").write_text(json.dumps(flat, indent=1, default=str))

@@ -1,0 +1,112 @@
+"""Every model the static stage makes fully static, in every form, converted to LiteRT by onnx2tf
+2.6.9 with each of its backends (flatbuffer_direct, tf_converter) and run by ai-edge-litert
+2.3.0 (issue 38):
+
+- it converts, and no tensor's shape_signature holds a -1 (every shape fixed);
+- no Flex (TensorFlow) op and no custom op;
+- it runs, and for masks random, empty, full and one element, its outputs cut to their counts
+  equal ONNX Runtime CPU's run of the original: -1 past the count in coordinates, +0 in values.
+  flatbuffer_direct returns int64 outputs as int32 and scalars as [1]: values are compared
+  after widening, and the row says so.
+
+Conversions are cached (litert.py). CI judges the generic and litert forms; deploy_all
+(NONZERO_DEPLOY_ALL=1) every form. Known faults are xfail(strict=True) (expected.py)."""
+
+import functools
+
+import numpy as np
+import pytest
+
+import expected
+import litert
+import models
+import qnn
+from judge import compare_static, report_axes
+
+
+def _inputs(path):
+    import onnx
+
+    model = onnx.load(str(path), load_external_data=False)
+    initializers = {t.name for t in model.graph.initializer}
+    return [i.name for i in model.graph.input if i.name not in initializers]
+
+
+@functools.lru_cache(maxsize=None)
+def _all():
+    """{(model id, form, backend): (Converted, run result, [outputs per case])}: every conversion
+    and run of the session, done at once (onnx2tf's and LiteRT's start-up costs once)."""
+    items = [(m, f, b) for m in models.models() for f in models.FORMS_LITERT for b in litert.BACKENDS]
+    jobs = []
+    for m, f, b in items:
+        _, path = models.static_form(m, f)
+        jobs.append((path, _inputs(path), b))
+    converted = litert.convert_all(jobs)
+    runs, keys = [], []
+    for (m, f, b), (path, _, _) in zip(items, jobs):
+        c = converted[str(path), b]
+        if c.tflite is not None:
+            runs.append((c.tflite, [m.feeds(case) for case in models.CASES]))
+            keys.append((m.id, f, b))
+    results = dict(zip(keys, litert.run_all(runs)))
+    return {(m.id, f, b): (converted[str(path), b],) + results.get((m.id, f, b), (None, None))
+            for (m, f, b), (path, _, _) in zip(items, jobs)}
+
+
+def _params():
+    out = []
+    for model in models.models():
+        for form in models.FORMS_LITERT:
+            for backend in litert.BACKENDS:
+                why = expected.fault("litert", form, model.id, backend)
+                marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+                out.append(pytest.param(model, form, backend, marks=marks, id=f"{model.id}-{form}-{backend}"))
+    return out
+
+
+def _widened(got, static_path):
+    """LiteRT's outputs as the static ONNX model declares them: int32 back to int64, [1] back to a
+    scalar. Returns (outputs, what was changed)."""
+    import onnx
+
+    declared = {o.name: o.type.tensor_type for o in onnx.load(str(static_path), load_external_data=False).graph.output}
+    by_normal = {"".join(c for c in n.lower() if c.isalnum()): n for n in declared}
+    out, notes = {}, set()
+    for name, value in got.items():
+        if name not in declared:  # onnx2tf's rewrite of the name (`Identity:0` -> `Identity__0`)
+            name = by_normal["".join(c for c in name.lower() if c.isalnum())]
+        value = np.asarray(value)
+        kind = declared[name]
+        rank = len(kind.shape.dim)
+        if kind.elem_type == 7 and value.dtype == np.int32:  # TensorProto.INT64
+            value, _ = value.astype(np.int64), notes.add("int64 outputs come back int32")
+        if rank == 0 and value.shape == (1,):
+            value, _ = value.reshape(()), notes.add("scalars come back [1]")
+        out[name] = value
+    return out, sorted(notes)
+
+
+@pytest.mark.parametrize(("model", "form", "backend"), _params())
+def test_litert(model, form, backend, rows):
+    row = rows["litert"].setdefault((model.id, form, backend), {"model": model.id, "form": form,
+                                                                 "backend": backend, "equal": False})
+    report, path = models.static_form(model, form)
+    converted, result, outputs = _all()[model.id, form, backend]
+    row["convert_s"] = converted.seconds
+    try:
+        assert converted.error is None, f"onnx2tf fails: {converted.reason}"
+        row["dynamic"], row["flex"] = len(result["dynamic"]), litert.flex_or_custom(result["ops"])
+        assert not result["dynamic"], f"-1 in the shape_signature of {result['dynamic'][:5]}"
+        assert not row["flex"], f"not LiteRT builtins: {row['flex']}"
+        assert result["error"] is None, f"LiteRT: {result['error'].splitlines()[0][:300]}"
+        cpu = qnn.cpu(model.original)
+        for case, got in zip(models.CASES, outputs):
+            feeds = model.feeds(case)
+            want = qnn.run(cpu, feeds)
+            got, row["notes"] = _widened(got, path)
+            compare_static(want, got, axes=report_axes(report), pads={
+                name: -1 if np.asarray(got[name]).dtype == np.int64 else 0 for name in report_axes(report)})
+    except AssertionError as e:
+        row["failed"] = str(e).splitlines()[0][:300]
+        raise
+    row["equal"] = True
