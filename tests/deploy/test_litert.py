@@ -104,7 +104,7 @@ def test_litert(model, form, backend, rows):
             feeds = model.feeds(case)
             want = qnn.run(cpu, feeds)
             got, row["notes"] = _widened(got, path)
-            compare_static(want, got, axes=report_axes(report), pads={
+            compare_static(want, got, axes=report_axes(report), rounding=expected.LITERT_ROUNDING.get(model.id), pads={
                 name: -1 if np.asarray(got[name]).dtype == np.int64 else 0 for name in report_axes(report)})
     except AssertionError as e:
         row["failed"] = str(e).splitlines()[0][:300]

@@ -261,13 +261,19 @@ pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow,
                         .and_then(|w| usize::try_from(w).ok())
                         .unwrap_or(mask_dims.len());
                     let indexed = data.as_ref().and_then(|d| d.get(..width));
-                    let nonempty = indexed.is_some_and(|d| d.iter().all(|&x| x >= 1));
+                    // (Full coordinates index the mask's own sizes, as before.)
+                    let nonempty = width < mask_dims.len()
+                        && indexed.is_some_and(|d| d.iter().all(|&x| x >= 1));
                     if batch_dims != 0 || (leading != Some(mask_dims) && !nonempty) {
                         return refuse();
                     }
-                    let direct = crate::trace::trace(view, &node.input[1]).is_some_and(|tr| {
-                        !tr.squeezed && tr.chain.first().map(String::as_str) == Some(coordinates)
-                    });
+                    // The flat positions stand for the coordinates only where the data's
+                    // leading sizes are the mask's.
+                    let direct = leading == Some(mask_dims)
+                        && crate::trace::trace(view, &node.input[1]).is_some_and(|tr| {
+                            !tr.squeezed
+                                && tr.chain.first().map(String::as_str) == Some(coordinates)
+                        });
                     flow.gathers
                         .push((node.output[0].clone(), GatherKind::Nd { direct }));
                     let rank = data.map_or(0, |d| d.len()) + 1 - width;
