@@ -194,9 +194,9 @@ fn int_op(op: &str, p: i64, q: i64, fmod: bool) -> Option<i64> {
     })
 }
 
-/// One float op, in f64. For f32 operands (`single`) the four arithmetic ops are exact in f64
-/// before one rounding to f32, which is float32's own result (the operands have 24-bit
-/// significands; sums, products and quotients then round once, correctly, in both).
+/// One float op, in f64. For f32 operands (`single`), +, -, * and / rounded to f64 and then to
+/// f32 give float32's own result: rounding twice is innocuous when the wider format has at least
+/// 2p + 2 bits (53 >= 2 * 24 + 2). The quotient is computed in f32 all the same.
 fn float_op(op: &str, p: f64, q: f64, single: bool) -> Option<f64> {
     let bool = |b: bool| f64::from(u8::from(b));
     Some(match op {

@@ -225,6 +225,12 @@ pub fn reduce(op: &str, x: &Const, axes: &[usize], keep: bool) -> Option<Const> 
             .sum();
         members[group].push(flat);
     }
+    // A sum or product of bools or narrow integers would wrap in their type: only int64 and
+    // the floats are folded there.
+    let int64 = x.elem_type == nonzero_proto::onnx::tensor_proto::DataType::Int64 as i32;
+    if matches!(x.data, Data::Int(_)) && !int64 && matches!(op, "ReduceSum" | "ReduceProd") {
+        return None;
+    }
     let empty = members.iter().any(Vec::is_empty);
     if empty && matches!(op, "ReduceMax" | "ReduceMin") {
         return None;
@@ -261,13 +267,7 @@ pub fn reduce(op: &str, x: &Const, axes: &[usize], keep: bool) -> Option<Const> 
             .map(|(_, &d)| d)
             .collect()
     };
-    let out = Const::new(x.elem_type, dims, data)?;
-    // Bool and narrow integers would wrap; a reduction's result is refused there instead.
-    (x.elem_type == nonzero_proto::onnx::tensor_proto::DataType::Int64 as i32
-        || op == "ReduceMax"
-        || op == "ReduceMin"
-        || !matches!(out.data, Data::Int(_)))
-    .then_some(out)
+    Const::new(x.elem_type, dims, data)
 }
 
 fn fold_ints(op: &str, mut v: impl Iterator<Item = i64>) -> Option<i64> {
