@@ -149,6 +149,14 @@ fn reductions() {
         reduce("ReduceMin", &f, &[0], false).unwrap().data,
         Data::F32(vec![0.1])
     );
+    let narrow = ints(I32, &[2], &[i32::MAX.into(), 1]);
+    assert_eq!(
+        reduce("ReduceSum", &narrow, &[0], false),
+        None,
+        "int32 would wrap"
+    );
+    let max = reduce("ReduceMax", &narrow, &[0], false).unwrap();
+    assert_eq!(max.ints(), Some(&[i64::from(i32::MAX)][..]));
 }
 
 #[test]
