@@ -29,10 +29,6 @@ IDS = [e[0] for e in EXPORTS]
 
 # (op, reason) of each node left dynamic, per export; an export not listed becomes static.
 LEFT = {
-    # Per expert: token and slot columns feed index_add (ScatterElements / ScatterND), where a
-    # -1 would write.
-    "torch_patterns/moe_router_dynamo18.onnx": [("NonZero", "padding-unsafe")] * 4,
-    "torch_patterns/moe_router_ts17.onnx": [("NonZero", "padding-unsafe")] * 4,
     # y = x[m] if ... else x[~m]: each branch returns its selection, whose length is the If's
     # output length; no `_count` output can carry it out of the branch.
     "torch_patterns/if_select_ts17.onnx": [("NonZero", "padding-unsafe")] * 2,
