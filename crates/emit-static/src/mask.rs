@@ -17,11 +17,20 @@ pub struct Selection {
 
 impl Selection {
     /// The selection of `mask` (element type `elem_type`, `numel` elements). NonZero's test is
-    /// "not equal to zero" (NaN is selected, -0.0 is not): a bool mask is used as it is, any
-    /// other goes through `Not(Equal(mask, 0))`. `None` for strings.
+    /// "not equal to zero" (NaN is selected, -0.0 is not): a bool mask is used as it is, the
+    /// small and unsigned integers are cast to bool (the same test: ONNX Runtime 1.17.3 has no
+    /// Equal kernel for them at opset 11), any other goes through `Not(Equal(mask, 0))`. `None`
+    /// for strings.
     pub fn of(e: &mut Emitter, mask: &str, elem_type: i32, numel: i64) -> Option<Selection> {
-        let as_bool = if elem_type == DataType::Bool as i32 {
+        use DataType as T;
+        let small_integer = matches!(
+            T::try_from(elem_type),
+            Ok(T::Int8 | T::Int16 | T::Uint8 | T::Uint16 | T::Uint32 | T::Uint64)
+        );
+        let as_bool = if elem_type == T::Bool as i32 {
             mask.to_string()
+        } else if small_integer {
+            e.cast(mask, T::Bool)
         } else {
             let zero = e.zero(elem_type)?;
             let equal = e.binary("Equal", mask, &zero);
