@@ -258,25 +258,38 @@ fn a_linear_index_of_swapped_columns_and_a_chunked_mlp() {
     assert!(report.left.is_empty(), "{:?}", report.left);
 }
 
+/// `rows = data[mask]` as TorchScript writes it (`GatherND(data, Transpose(NonZero(mask)))`)
+/// after the node writing `mask`, then `after`.
+fn selected_rows(mask: NodeProto, data: &str, after: Vec<NodeProto>) -> Vec<NodeProto> {
+    let mut nodes = vec![
+        mask,
+        node("NonZero", &["mask"], &["nz"], vec![]),
+        node(
+            "Transpose",
+            &["nz"],
+            &["coords"],
+            vec![ints("perm", &[1, 0])],
+        ),
+        node("GatherND", &[data, "coords"], &["rows"], vec![]),
+    ];
+    nodes.extend(after);
+    nodes
+}
+
 /// Softmax and CumSum along the other axis keep each row its own; along the padded axis they
 /// would mix the padding in, and the NonZero stays dynamic.
 #[test]
 fn softmax_and_cumsum_along_another_axis_only() {
     let along = |axis: i64| {
         let g = graph(
-            vec![
+            selected_rows(
                 node("Greater", &["score", "zero"], &["mask"], vec![]),
-                node("NonZero", &["mask"], &["nz"], vec![]),
-                node(
-                    "Transpose",
-                    &["nz"],
-                    &["coords"],
-                    vec![ints("perm", &[1, 0])],
-                ),
-                node("GatherND", &["x", "coords"], &["rows"], vec![]),
-                node("Softmax", &["rows"], &["p"], vec![int("axis", axis)]),
-                node("CumSum", &["p", "cum_axis"], &["y"], vec![]),
-            ],
+                "x",
+                vec![
+                    node("Softmax", &["rows"], &["p"], vec![int("axis", axis)]),
+                    node("CumSum", &["p", "cum_axis"], &["y"], vec![]),
+                ],
+            ),
             vec![
                 value("score", DataType::Float, Some(&["t"])),
                 value("x", DataType::Float, Some(&["t", "3"])),
@@ -314,19 +327,14 @@ fn softmax_and_cumsum_along_another_axis_only() {
 #[test]
 fn the_last_row_of_equal_groups_is_picked_by_position() {
     let g = graph(
-        vec![
+        selected_rows(
             node("Equal", &["ids", "eos"], &["mask"], vec![]),
-            node("NonZero", &["mask"], &["nz"], vec![]),
-            node(
-                "Transpose",
-                &["nz"],
-                &["coords"],
-                vec![ints("perm", &[1, 0])],
-            ),
-            node("GatherND", &["hidden", "coords"], &["rows"], vec![]),
-            node("Reshape", &["rows", "groups"], &["grouped"], vec![]),
-            node("Gather", &["grouped", "last"], &["y"], vec![int("axis", 1)]),
-        ],
+            "hidden",
+            vec![
+                node("Reshape", &["rows", "groups"], &["grouped"], vec![]),
+                node("Gather", &["grouped", "last"], &["y"], vec![int("axis", 1)]),
+            ],
+        ),
         vec![
             value("ids", DataType::Int64, Some(&["b", "s"])),
             value("hidden", DataType::Float, Some(&["b", "s", "4"])),
