@@ -5,7 +5,7 @@
 
 use super::emit::Emitter;
 use super::scope::Scope;
-use super::{compact, outputs, padding, replace, scatter, static_dims, StaticPass};
+use super::{compact, padding, replace, sinks, static_dims, StaticPass};
 use crate::graph::{describe, is_onnx_op};
 use crate::trace::View;
 use crate::StaticError;
@@ -36,6 +36,10 @@ impl StaticPass<'_> {
                     && n.input.len() == 1
                     && !self.known.contains_key(&n.output[0])
             }) else {
+                // No NonZero left: a NonMaxSuppression, whose rows a fixed form pads.
+                if self.fixed_nms(graph, scope)? {
+                    continue;
+                }
                 return Ok(());
             };
             let node = &graph.node[at];
@@ -65,54 +69,10 @@ impl StaticPass<'_> {
                         ),
                     ));
                 }
-                let sizes = |name: &str| -> Vec<i64> {
-                    let dims = shapes.get(name).dims.unwrap_or_default();
-                    dims.iter().map(|d| d.as_static().unwrap_or(-1)).collect()
-                };
-                let gathers: Vec<(String, compact::GatherSizes)> = flow
-                    .gathers
-                    .iter()
-                    .map(|(out, kind)| {
-                        let gather = index.producer_of(graph, out).expect("a gather reached");
-                        let sizes = compact::GatherSizes {
-                            kind: *kind,
-                            data_dims: sizes(&gather.input[0]),
-                            out_dims: sizes(out),
-                            data_type: shapes.get(&gather.input[0]).elem_type.unwrap_or(0),
-                        };
-                        (out.clone(), sizes)
-                    })
-                    .collect();
-                let reductions: Vec<(padding::Reduction, Vec<i64>, i32)> = flow
-                    .reductions
-                    .iter()
-                    .map(|r| {
-                        let node = index
-                            .producer_of(graph, &r.output)
-                            .expect("a reduction reached");
-                        let info = shapes.get(&node.input[0]);
-                        // The input's sizes, the padded one aside (its size is the capacity now).
-                        let sizes = info
-                            .dims
-                            .iter()
-                            .flatten()
-                            .map(|d| d.as_static().unwrap_or(-1));
-                        (r.clone(), sizes.collect(), info.elem_type.unwrap_or(0))
-                    })
-                    .collect();
-                let writes = scatter_sizes(&shapes, &index, graph, &flow)?;
-                let repads: Vec<(String, usize, usize, i32)> = flow
-                    .repad
-                    .iter()
-                    .map(|(name, axis)| {
-                        let info = shapes.get(name);
-                        let rank = info.rank().unwrap_or(0);
-                        (name.clone(), *axis, rank, info.elem_type.unwrap_or(0))
-                    })
-                    .collect();
-                Ok((dims, mask_type, flow, gathers, reductions, writes, repads))
+                let sinks = sinks::plan(&view, &flow)?;
+                Ok((dims, mask_type, flow, sinks))
             })();
-            let (dims, mask_type, flow, gathers, reductions, writes, repads) = match plan {
+            let (dims, mask_type, flow, sinks) = match plan {
                 Ok(plan) => plan,
                 Err(why) => {
                     self.known.insert(output, why);
@@ -121,7 +81,7 @@ impl StaticPass<'_> {
                 }
             };
             let capacity = self.capacity_for(&flow.outputs)?;
-            padded_within_limit(&describe(node), &mask, &dims, capacity, &gathers)?;
+            padded_within_limit(&describe(node), &mask, &dims, capacity, &sinks.gathers)?;
             let mut e = Emitter::new(graph, scope, &describe(node));
             let Some(compacted) = compact::emit(&mut e, &mask, mask_type, &dims, capacity, &output)
             else {
@@ -144,100 +104,7 @@ impl StaticPass<'_> {
             );
             let inputs = replace(graph, at, e);
             self.report.removed_nodes += remove_dead(graph, inputs);
-            for (out, sizes) in gathers {
-                let g = graph
-                    .node
-                    .iter()
-                    .position(|n| n.output.first() == Some(&out))
-                    .expect("the gather is still there");
-                let gather = graph.node[g].clone();
-                let mut e = Emitter::new(graph, scope, &describe(&gather));
-                if compact::emit_gather(&mut e, &gather, &compacted, &sizes).is_none() {
-                    return Err(StaticError::Refused(format!(
-                        "GatherND {}: its data has no zero (strings)",
-                        describe(&gather)
-                    )));
-                }
-                let inputs = replace(graph, g, e);
-                self.report.removed_nodes += remove_dead(graph, inputs);
-            }
-            for (reduction, sizes, data_type) in reductions {
-                let at = graph
-                    .node
-                    .iter()
-                    .position(|n| n.output.first() == Some(&reduction.output))
-                    .expect("the reduction is still there");
-                let node = graph.node[at].clone();
-                let mut e = Emitter::new(graph, scope, &describe(&node));
-                let done = compact::emit_reduction(
-                    &mut e, &node, &compacted, &reduction, &sizes, data_type,
-                );
-                if done.is_none() {
-                    return Err(StaticError::Refused(format!(
-                        "{} {}: no sum identity for its type, or a reduced size is not fixed",
-                        node.op_type.as_deref().unwrap_or(""),
-                        describe(&node)
-                    )));
-                }
-                let inputs = replace(graph, at, e);
-                self.report.removed_nodes += remove_dead(graph, inputs);
-            }
-            for nested in &flow.nested {
-                let at = graph
-                    .node
-                    .iter()
-                    .position(|n| n.output.first() == Some(nested))
-                    .expect("the nested NonZero is still there");
-                let node = graph.node[at].clone();
-                let mut e = Emitter::new(graph, scope, &describe(&node));
-                let kept = compact::emit_unpadded_mask(&mut e, &node.input[0], &compacted);
-                let mut remasked = node;
-                remasked.input[0] = kept;
-                e.nodes.push(remasked);
-                replace(graph, at, e);
-            }
-            for (out, data_dims, data_type, index_type, width) in writes {
-                let at = position_of(graph, &out);
-                let node = graph.node[at].clone();
-                let mut e = Emitter::new(graph, scope, &describe(&node));
-                scatter::emit_scatter(&mut e, &node, &data_dims, data_type, index_type, width)
-                    .ok_or_else(|| {
-                        StaticError::Refused(format!(
-                            "{} {}: no zero of its data's type (strings)",
-                            node.op_type.as_deref().unwrap_or(""),
-                            describe(&node)
-                        ))
-                    })?;
-                replace(graph, at, e);
-            }
-            for pick in &flow.regrouped {
-                let at = position_of(graph, &pick.output);
-                let gather = graph.node[at].clone();
-                let mut e = Emitter::new(graph, scope, &describe(&gather));
-                scatter::emit_regrouped(&mut e, pick, &compacted);
-                let inputs = replace(graph, at, e);
-                self.report.removed_nodes += remove_dead(graph, inputs);
-            }
-            for (name, axis, rank, elem_type) in repads {
-                let at = position_of(graph, &name);
-                let mut e = Emitter::new(graph, scope, &format!("{name}/repad"));
-                let unpadded = e.fresh("unpadded");
-                graph.node[at].output[0] = unpadded.clone();
-                if scatter::emit_repad(&mut e, &unpadded, &name, axis, rank, elem_type, &compacted)
-                    .is_none()
-                {
-                    return Err(StaticError::Refused(format!(
-                        "the padded output '{name}': no fill of its type (strings)"
-                    )));
-                }
-                e.insert(graph, at + 1);
-            }
-            for (name, axis) in &flow.outputs {
-                outputs::add_count_output(graph, name, *axis, &compacted)?;
-                self.summary
-                    .count_outputs
-                    .push((name.clone(), format!("{name}_count"), *axis));
-            }
+            self.emit_sinks(graph, scope, &flow, sinks, &compacted)?;
             self.summary
                 .rewrites
                 .push(("fixed-capacity".to_string(), scope.line(line)));
@@ -252,7 +119,7 @@ impl StaticPass<'_> {
     /// The capacity of a selection whose padding reaches the graph outputs `outputs`: the one
     /// `--capacity NAME=N` gives them, else `--capacity N`. Outputs of one selection given
     /// different capacities are an error naming both (they share its rows).
-    fn capacity_for(&self, outputs: &[(String, usize)]) -> Result<Option<i64>, StaticError> {
+    pub(super) fn capacity_for(&self, outputs: &[(String, usize)]) -> Result<Option<i64>, StaticError> {
         let mut named = outputs
             .iter()
             .filter_map(|(name, _)| Some((name, *self.output_capacities.get(name)?)));
@@ -315,54 +182,4 @@ fn padded_within_limit(
         }
     }
     Ok(())
-}
-
-/// The node writing `name` (its first output).
-fn position_of(graph: &GraphProto, name: &str) -> usize {
-    graph
-        .node
-        .iter()
-        .position(|n| n.output.first().map(String::as_str) == Some(name))
-        .expect("the node the flow reached is still there")
-}
-
-/// What each padded write needs: its data's fixed sizes and type, its indices' type, and a
-/// ScatterND's index width.
-type WriteSizes = (String, Vec<i64>, i32, i32, Option<i64>);
-
-fn scatter_sizes(
-    shapes: &crate::infer::ShapeTable,
-    index: &crate::graph::GraphIndex,
-    graph: &GraphProto,
-    flow: &padding::Flow,
-) -> Result<Vec<WriteSizes>, (Reason, String)> {
-    flow.scatters
-        .iter()
-        .map(|out| {
-            let node = index.producer_of(graph, out).expect("a write reached");
-            let data_dims = static_dims(shapes, &node.input[0]).ok_or((
-                Reason::PaddingUnsafe,
-                format!(
-                    "{} writes padded rows into {}, whose shape is not fixed",
-                    describe(node),
-                    node.input[0]
-                ),
-            ))?;
-            let indices = shapes.get(&node.input[1]);
-            let width = indices
-                .dims
-                .as_ref()
-                .and_then(|d| d.last())
-                .and_then(|d| d.as_static());
-            Ok((
-                out.clone(),
-                data_dims,
-                shapes.get(&node.input[0]).elem_type.unwrap_or(0),
-                indices
-                    .elem_type
-                    .unwrap_or(nonzero_proto::onnx::tensor_proto::DataType::Int64 as i32),
-                width,
-            ))
-        })
-        .collect()
 }

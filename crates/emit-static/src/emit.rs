@@ -130,6 +130,16 @@ impl Emitter {
         self.initializer(DataType::Int64 as i32, &[], value.to_le_bytes().to_vec())
     }
 
+    /// A scalar float32 constant.
+    pub fn float_scalar(&mut self, value: f32) -> String {
+        self.initializer(DataType::Float as i32, &[], value.to_le_bytes().to_vec())
+    }
+
+    /// A scalar bool constant.
+    pub fn bool_scalar(&mut self, value: bool) -> String {
+        self.initializer(DataType::Bool as i32, &[], vec![u8::from(value)])
+    }
+
     /// A scalar index constant: int32 or int64 (`index_type`).
     pub fn index_scalar(&mut self, value: i64, index_type: DataType) -> String {
         if index_type == DataType::Int32 {

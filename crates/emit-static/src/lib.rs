@@ -34,6 +34,7 @@ mod padding;
 mod portable;
 mod scatter;
 mod scope;
+mod sinks;
 pub mod summary;
 mod target;
 mod writes;

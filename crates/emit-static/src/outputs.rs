@@ -46,6 +46,16 @@ pub fn declare_fixed(graph: &mut GraphProto, scope: &Scope) {
     }
 }
 
+/// A tensor's value info of `elem_type` and fixed `dims` (a Loop body's inputs and outputs).
+pub fn tensor_value(name: &str, elem_type: i32, dims: &[i64]) -> ValueInfoProto {
+    let mut vi = ValueInfoProto {
+        name: Some(name.to_string()),
+        ..Default::default()
+    };
+    declare(&mut vi, dims, Some(elem_type));
+    vi
+}
+
 /// Sets `vi`'s shape to `dims`, and its element type where it declares none.
 fn declare(vi: &mut ValueInfoProto, dims: &[i64], elem_type: Option<i32>) {
     let r#type = vi.r#type.get_or_insert_with(TypeProto::default);

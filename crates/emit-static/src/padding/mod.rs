@@ -13,6 +13,7 @@ use crate::trace::View;
 
 mod flow;
 mod index;
+mod joins;
 mod rows;
 mod steps;
 
@@ -42,334 +43,354 @@ struct Padded {
 /// Follows the padded NonZero output `coordinates` (`[r, C]`, padded along axis 1) of a mask of
 /// shape `mask_dims`. `Err` names the first reader that is not padding-safe.
 pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow, String> {
+    follow_from(view, coordinates, &[coordinates], 1, mask_dims)
+}
+
+/// Follows padded rows of coordinates (`[C, r]`, padded along axis 0, -1 in the padding) into a
+/// tensor of shape `dims`, not in row-major order: a fixed-shape NonMaxSuppression's
+/// `[batch, class, box]` rows, into its scores' shape. Each of `rows` is padded alike.
+pub fn follow_rows(view: &View, rows: &[&str], dims: &[i64]) -> Result<Flow, String> {
+    follow_from(view, "", rows, 0, dims)
+}
+
+/// `coordinates` names a NonZero's output (row-major coordinates, which gathers may read as
+/// flat positions), or nothing.
+fn follow_from(
+    view: &View,
+    coordinates: &str,
+    starts: &[&str],
+    axis: usize,
+    mask_dims: &[i64],
+) -> Result<Flow, String> {
     let mut flow = Flow::default();
-    let mut todo = vec![Padded {
-        name: coordinates.to_string(),
-        axis: 1,
-        rank: 2,
-        coords: true,
-        spread: false,
-        dirty: false,
-        index: None,
-    }];
+    let mut todo: Vec<Padded> = starts
+        .iter()
+        .map(|name| Padded {
+            name: name.to_string(),
+            axis,
+            rank: 2,
+            coords: true,
+            spread: false,
+            dirty: false,
+            index: None,
+        })
+        .collect();
     let (mut scatter_updates, mut scatter_indices) = (vec![], vec![]);
     let mut seen = HashSet::new();
     // (indices, gather) of gathers along the padded axis, to be proven second selections.
     let mut selected_by = vec![];
-    // (input, concat) of Concats of coordinate columns, whose inputs must all be padded here.
-    let mut joined: Vec<(String, String)> = vec![];
-    let mut coordinates_seen = HashSet::new();
-    while let Some(t) = todo.pop() {
-        if !seen.insert(t.name.clone()) {
-            continue;
-        }
-        if t.coords && t.rank == 2 && t.axis == 0 {
-            coordinates_seen.insert(t.name.clone());
-        }
-        if view.index.graph_outputs.contains(&t.name) {
-            if t.spread {
-                return Err(format!(
-                    "the spread coordinates {} are a graph output (not padding-safe)",
-                    t.name
-                ));
-            }
-            flow.outputs.push((t.name.clone(), t.axis));
-            if t.dirty {
-                flow.repad.push((t.name.clone(), t.axis));
-            }
-        }
-        let count = rows::count_dim(view, &t.name, t.axis);
-        for &(r, slot) in view.index.readers_of(&t.name) {
-            let node = &view.graph.node[r];
-            let op = node.op_type.as_deref().unwrap_or("");
-            let refuse = || {
-                Err(format!(
-                    "{op} {} reads the padded {} (not padding-safe)",
-                    describe(node),
-                    t.name
-                ))
-            };
-            let row_ops = ["Gemm", "MatMul", "ScatterElements", "ScatterND"];
-            if slot != 0
-                && !matches!(op, "GatherND" | "Gather" | "Concat")
-                && !BINARY.contains(&op)
-                && !row_ops.contains(&op)
-            {
-                return refuse();
-            }
-            if slot == usize::MAX || !view.is_op(node, op) || node.output.is_empty() {
-                return refuse();
-            }
-            let step = |axis: usize, rank: usize, coords: bool| Padded {
-                name: node.output[0].clone(),
-                axis,
-                rank,
-                coords,
-                spread: false,
-                dirty: t.dirty,
-                index: None,
-            };
-            if t.spread && !matches!(op, "Expand" | "ScatterElements" | "ScatterND") {
-                return refuse();
-            }
-            if let Some(pick) = rows::regrouped(view, node, op, slot, &t) {
-                flow.regrouped.push(pick);
+    let mut joins = joins::Joins::default();
+    loop {
+        while let Some(t) = todo.pop() {
+            if !seen.insert(t.name.clone()) {
                 continue;
             }
-            match rows::row_work(view, node, op, slot, &t, count.as_ref()) {
-                rows::Next::Push(next) => {
-                    todo.push(Padded {
-                        name: node.output[0].clone(),
-                        ..next
-                    });
-                    continue;
+            if view.index.graph_outputs.contains(&t.name) {
+                if t.spread {
+                    return Err(format!(
+                        "the spread coordinates {} are a graph output (not padding-safe)",
+                        t.name
+                    ));
                 }
-                rows::Next::Write { indices: true } => {
-                    scatter_indices.push(node.output[0].clone());
-                    continue;
+                flow.outputs.push((t.name.clone(), t.axis));
+                if t.dirty {
+                    flow.repad.push((t.name.clone(), t.axis));
                 }
-                rows::Next::Write { indices: false } => {
-                    scatter_updates.push(node.output[0].clone());
-                    continue;
-                }
-                rows::Next::Refuse => return refuse(),
-                rows::Next::Other => {}
             }
-            let coords_2d = t.coords && t.rank == 2 && t.axis == 0;
-            let column = t.coords && t.rank == 1;
-            match op {
-                "Transpose" if node.output.len() == 1 => {
-                    let perm = ints_attr(node, "perm")
-                        .ok()
-                        .flatten()
-                        .unwrap_or_else(|| (0..t.rank as i64).rev().collect());
-                    let Some(to) = perm.iter().position(|&p| p == t.axis as i64) else {
-                        return refuse();
-                    };
-                    todo.push(step(to, t.rank, t.coords));
-                }
-                "Identity" | "Cast" if node.output.len() == 1 => {
-                    todo.push(step(t.axis, t.rank, t.coords))
-                }
-                // Max and Min of one input return it.
-                "Max" | "Min" if node.input.len() == 1 => todo.push(step(t.axis, t.rank, t.coords)),
-                // The dynamo exporter's Expand(p, Shape(Max(p))) is p: the Shape's only readers
-                // are such Expands, and each Expand is p again.
-                "Shape" if shape_of_self(view, &node.output[0], &t.name) => {}
-                "Expand"
-                    if node.input.len() == 2 && shape_of_self(view, &node.input[1], &t.name) =>
-                {
-                    todo.push(step(t.axis, t.rank, t.coords))
-                }
-                // A second selection over the padded rows (a filter of filtered boxes).
-                "NonZero"
-                    if !t.coords
-                        && t.rank == 1
-                        && node.input.len() == 1
-                        && view.shapes.get(&t.name).elem_type == Some(BOOL) =>
-                {
-                    flow.nested.push(node.output[0].clone());
-                }
-                // One index of a constant along another axis of values: the padding stays.
-                // Along the padded axis, indices that are the coordinates of a second selection
-                // over these rows (checked below) read real rows only; that selection's own
-                // compaction pads the result.
-                "Gather" if !t.coords && slot == 0 && node.input.len() == 2 => {
-                    let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
-                    let axis = if axis < 0 { axis + t.rank as i64 } else { axis } as usize;
-                    let scalar = view.shapes.get(&node.input[1]).rank() == Some(0);
-                    let constant = view
-                        .shapes
-                        .values(&node.input[1])
-                        .is_some_and(|v| v.len() == 1);
-                    if axis == t.axis {
-                        selected_by.push((node.input[1].clone(), describe(node)));
-                        continue;
-                    }
-                    if !scalar || !constant {
-                        return refuse();
-                    }
-                    let padded = if axis < t.axis { t.axis - 1 } else { t.axis };
-                    todo.push(step(padded, t.rank - 1, false));
-                }
-                // GatherND of padded rows at a second selection's coordinates, as Gather above.
-                "GatherND" if !t.coords && slot == 0 && t.axis == 0 && node.input.len() == 2 => {
-                    if int_attr(node, "batch_dims").ok().flatten().unwrap_or(0) != 0 {
-                        return refuse();
-                    }
-                    selected_by.push((node.input[1].clone(), describe(node)));
-                }
-                // Columns put back side by side (dynamo's `x[torch.where(c)]`): coordinates again,
-                // each input padded by this selection (the same sizes).
-                "Concat" if t.coords && t.rank == 2 && t.axis == 0 => {
-                    let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
-                    if !matches!(axis, 1 | -1) {
-                        return refuse();
-                    }
-                    // Every input must turn out padded coordinates of this flow (checked below).
-                    joined.extend(node.input.iter().map(|i| (i.clone(), describe(node))));
-                    todo.push(step(0, 2, true));
-                }
-                "Split" | "Gather" | "Slice" if slot == 0 && coords_2d => {
-                    let Some(rank) = column_step(view, node, op) else {
-                        return refuse();
-                    };
-                    for out in &node.output {
-                        todo.push(Padded {
-                            name: out.clone(),
-                            ..step(0, rank, true)
-                        });
-                    }
-                }
-                "Squeeze"
-                    if coords_2d
-                        && view
-                            .axes(node, "axes", 1)
-                            .is_some_and(|a| matches!(a.as_slice(), [1] | [-1])) =>
-                {
-                    todo.push(step(0, 1, true))
-                }
-                "Unsqueeze"
-                    if column
-                        && view
-                            .axes(node, "axes", 1)
-                            .is_some_and(|a| matches!(a.as_slice(), [1] | [-1])) =>
-                {
-                    todo.push(step(0, 2, true))
-                }
-                // Reshape to [-1] of a column, or of the [C, 1] coordinates of a 1-D mask: the
-                // column itself.
-                "Reshape"
-                    if (column || (coords_2d && mask_dims.len() == 1))
-                        && node.input.len() == 2
-                        && view.const_ints(&node.input[1]) == Some(vec![-1]) =>
-                {
-                    todo.push(step(0, 1, true))
-                }
-                "GatherND" if coords_2d && slot == 1 && node.input.len() == 2 => {
-                    let batch_dims = int_attr(node, "batch_dims").ok().flatten().unwrap_or(0);
-                    let data = static_dims(view.shapes, &node.input[0]);
-                    let leading = data.as_ref().and_then(|d| d.get(..mask_dims.len()));
-                    // Or coordinates of fewer axes (a column, unsqueezed: dynamo's
-                    // `hidden[token]`): each -1 must index a non-empty axis.
-                    let width = view
-                        .shapes
-                        .get(&t.name)
-                        .dims
-                        .and_then(|d| d.get(1)?.as_static());
-                    let width = width
-                        .and_then(|w| usize::try_from(w).ok())
-                        .unwrap_or(mask_dims.len());
-                    let indexed = data.as_ref().and_then(|d| d.get(..width));
-                    // (Full coordinates index the mask's own sizes, as before.)
-                    let nonempty = width < mask_dims.len()
-                        && indexed.is_some_and(|d| d.iter().all(|&x| x >= 1));
-                    if batch_dims != 0 || (leading != Some(mask_dims) && !nonempty) {
-                        return refuse();
-                    }
-                    // The flat positions stand for the coordinates only where the data's
-                    // leading sizes are the mask's.
-                    let direct = leading == Some(mask_dims)
-                        && crate::trace::trace(view, &node.input[1]).is_some_and(|tr| {
-                            !tr.squeezed
-                                && tr.chain.first().map(String::as_str) == Some(coordinates)
-                        });
-                    flow.gathers
-                        .push((node.output[0].clone(), GatherKind::Nd { direct }));
-                    let rank = data.map_or(0, |d| d.len()) + 1 - width;
-                    todo.push(step(0, rank, false));
-                }
-                "Gather" if column && slot == 1 && node.input.len() == 2 => {
-                    // Index -1 is valid only where the gathered axis is not empty: the padding
-                    // exists only when the mask has elements, and its one dim must be that axis.
-                    let data = static_dims(view.shapes, &node.input[0]);
-                    let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
-                    let rank = data.as_ref().map_or(0, Vec::len) as i64;
-                    let axis = if axis < 0 { axis + rank } else { axis };
-                    let size = data
-                        .as_ref()
-                        .and_then(|d| d.get(usize::try_from(axis).ok()?));
-                    if size.is_none_or(|&s| s < 1) {
-                        return refuse();
-                    }
-                    flow.gathers
-                        .push((node.output[0].clone(), GatherKind::Axis(axis as usize)));
-                    todo.push(step(axis as usize, rank as usize, false));
-                }
-                "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd"
-                    if !t.coords =>
-                {
-                    let Some(axes) = reduced_axes(view, node, t.rank) else {
-                        return refuse();
-                    };
-                    let keepdims = int_attr(node, "keepdims").ok().flatten().unwrap_or(1) == 1;
-                    if !axes.contains(&t.axis) {
-                        // Other axes only: the padded axis stays (shifted by the dropped ones).
-                        let before = axes.iter().filter(|&&a| a < t.axis).count();
-                        let (axis, rank) = if keepdims {
-                            (t.axis, t.rank)
-                        } else {
-                            (t.axis - before, t.rank - axes.len())
-                        };
-                        todo.push(step(axis, rank, false));
-                    } else {
-                        flow.reductions.push(Reduction {
-                            output: node.output[0].clone(),
-                            axis: t.axis,
-                            rank: t.rank,
-                            axes,
-                            keepdims,
-                        });
-                    }
-                }
-                "Shape" if rows::shape_read_alike(view, &node.output[0], &t.name) => {}
-                _ if UNARY.contains(&op) && !t.coords && node.output.len() == 1 => {
-                    todo.push(step(t.axis, t.rank, false))
-                }
-                // An integer division fails on a zero divisor (ONNX Runtime refuses it): the
-                // padding's 0 / v would fail where v holds one though the original, selecting
-                // nothing, divides nothing.
-                "Div"
-                    if view
-                        .shapes
-                        .get(&t.name)
-                        .elem_type
-                        .is_none_or(|e| !is_float(e)) =>
+            let count = rows::count_dim(view, &t.name, t.axis);
+            for &(r, slot) in view.index.readers_of(&t.name) {
+                let node = &view.graph.node[r];
+                let op = node.op_type.as_deref().unwrap_or("");
+                let refuse = || {
+                    Err(format!(
+                        "{op} {} reads the padded {} (not padding-safe)",
+                        describe(node),
+                        t.name
+                    ))
+                };
+                let row_ops = ["Gemm", "MatMul", "ScatterElements", "ScatterND"];
+                if slot != 0
+                    && !matches!(op, "GatherND" | "Gather" | "Concat")
+                    && !BINARY.contains(&op)
+                    && !row_ops.contains(&op)
                 {
                     return refuse();
                 }
-                _ if BINARY.contains(&op) && !t.coords && node.input.len() == 2 => {
-                    let other = &node.input[1 - slot];
-                    // Both operands padded alike: the same sizes, the selection's count among
-                    // them (both come from this selection; every reader of either is followed).
-                    let own = view.shapes.get(&t.name).dims;
-                    if own.is_some()
-                        && view.shapes.get(other).dims == own
-                        && !matches!(op, "Div" | "Pow")
-                    {
-                        todo.push(step(t.axis, t.rank, false));
+                if slot == usize::MAX || !view.is_op(node, op) || node.output.is_empty() {
+                    return refuse();
+                }
+                let step = |axis: usize, rank: usize, coords: bool| Padded {
+                    name: node.output[0].clone(),
+                    axis,
+                    rank,
+                    coords,
+                    spread: false,
+                    dirty: t.dirty,
+                    index: None,
+                };
+                if t.spread && !matches!(op, "Expand" | "ScatterElements" | "ScatterND") {
+                    return refuse();
+                }
+                if let Some(pick) = rows::regrouped(view, node, op, slot, &t) {
+                    flow.regrouped.push(pick);
+                    continue;
+                }
+                match rows::row_work(view, node, op, slot, &t, count.as_ref()) {
+                    rows::Next::Push(next) => {
+                        todo.push(Padded {
+                            name: node.output[0].clone(),
+                            ..next
+                        });
                         continue;
                     }
-                    let Some(o) = static_dims(view.shapes, other) else {
-                        return refuse();
-                    };
-                    // The other operand, right-aligned, must not vary along the padded axis;
-                    // a padded divisor or exponent (0 in the padding) is refused.
-                    let at = t.axis as i64 - (t.rank as i64 - o.len() as i64);
-                    let varies = at >= 0 && o.get(at as usize).is_some_and(|&d| d != 1);
-                    if varies || o.len() > t.rank || (matches!(op, "Div" | "Pow") && slot == 1) {
+                    rows::Next::Write { indices: true } => {
+                        scatter_indices.push(node.output[0].clone());
+                        continue;
+                    }
+                    rows::Next::Write { indices: false } => {
+                        scatter_updates.push(node.output[0].clone());
+                        continue;
+                    }
+                    rows::Next::Refuse => return refuse(),
+                    rows::Next::Other => {}
+                }
+                let coords_2d = t.coords && t.rank == 2 && t.axis == 0;
+                let column = t.coords && t.rank == 1;
+                match op {
+                    "Transpose" if node.output.len() == 1 => {
+                        let perm = ints_attr(node, "perm")
+                            .ok()
+                            .flatten()
+                            .unwrap_or_else(|| (0..t.rank as i64).rev().collect());
+                        let Some(to) = perm.iter().position(|&p| p == t.axis as i64) else {
+                            return refuse();
+                        };
+                        todo.push(step(to, t.rank, t.coords));
+                    }
+                    "Identity" | "Cast" if node.output.len() == 1 => {
+                        todo.push(step(t.axis, t.rank, t.coords))
+                    }
+                    // Max and Min of one input return it.
+                    "Max" | "Min" if node.input.len() == 1 => {
+                        todo.push(step(t.axis, t.rank, t.coords))
+                    }
+                    // The dynamo exporter's Expand(p, Shape(Max(p))) is p: the Shape's only readers
+                    // are such Expands, and each Expand is p again.
+                    "Shape" if shape_of_self(view, &node.output[0], &t.name) => {}
+                    "Expand"
+                        if node.input.len() == 2
+                            && shape_of_self(view, &node.input[1], &t.name) =>
+                    {
+                        todo.push(step(t.axis, t.rank, t.coords))
+                    }
+                    // A second selection over the padded rows (a filter of filtered boxes).
+                    "NonZero"
+                        if !t.coords
+                            && t.rank == 1
+                            && node.input.len() == 1
+                            && view.shapes.get(&t.name).elem_type == Some(BOOL) =>
+                    {
+                        flow.nested.push(node.output[0].clone());
+                    }
+                    // One index of a constant along another axis of values: the padding stays.
+                    // Along the padded axis, indices that are the coordinates of a second selection
+                    // over these rows (checked below) read real rows only; that selection's own
+                    // compaction pads the result.
+                    "Gather" if !t.coords && slot == 0 && node.input.len() == 2 => {
+                        let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
+                        let axis = if axis < 0 { axis + t.rank as i64 } else { axis } as usize;
+                        let scalar = view.shapes.get(&node.input[1]).rank() == Some(0);
+                        let constant = view
+                            .shapes
+                            .values(&node.input[1])
+                            .is_some_and(|v| v.len() == 1);
+                        if axis == t.axis {
+                            selected_by.push((node.input[1].clone(), describe(node)));
+                            continue;
+                        }
+                        if !scalar || !constant {
+                            return refuse();
+                        }
+                        let padded = if axis < t.axis { t.axis - 1 } else { t.axis };
+                        todo.push(step(padded, t.rank - 1, false));
+                    }
+                    // GatherND of padded rows at a second selection's coordinates, as Gather above.
+                    "GatherND"
+                        if !t.coords && slot == 0 && t.axis == 0 && node.input.len() == 2 =>
+                    {
+                        if int_attr(node, "batch_dims").ok().flatten().unwrap_or(0) != 0 {
+                            return refuse();
+                        }
+                        selected_by.push((node.input[1].clone(), describe(node)));
+                    }
+                    // Columns put side by side ([`joins`]).
+                    "Concat" if joins.arrive(node, &t) => {}
+                    "Split" | "Gather" | "Slice" if slot == 0 && coords_2d => {
+                        let Some(rank) = column_step(view, node, op) else {
+                            return refuse();
+                        };
+                        for out in &node.output {
+                            todo.push(Padded {
+                                name: out.clone(),
+                                ..step(0, rank, true)
+                            });
+                        }
+                    }
+                    "Squeeze"
+                        if coords_2d
+                            && view
+                                .axes(node, "axes", 1)
+                                .is_some_and(|a| matches!(a.as_slice(), [1] | [-1])) =>
+                    {
+                        todo.push(step(0, 1, true))
+                    }
+                    "Unsqueeze"
+                        if column
+                            && view
+                                .axes(node, "axes", 1)
+                                .is_some_and(|a| matches!(a.as_slice(), [1] | [-1])) =>
+                    {
+                        todo.push(step(0, 2, true))
+                    }
+                    // Reshape to [-1] of a column, or of the [C, 1] coordinates of a 1-D mask: the
+                    // column itself.
+                    "Reshape"
+                        if (column || (coords_2d && mask_dims.len() == 1))
+                            && node.input.len() == 2
+                            && view.const_ints(&node.input[1]) == Some(vec![-1]) =>
+                    {
+                        todo.push(step(0, 1, true))
+                    }
+                    "GatherND" if coords_2d && slot == 1 && node.input.len() == 2 => {
+                        let batch_dims = int_attr(node, "batch_dims").ok().flatten().unwrap_or(0);
+                        let data = static_dims(view.shapes, &node.input[0]);
+                        let leading = data.as_ref().and_then(|d| d.get(..mask_dims.len()));
+                        // Or coordinates of fewer axes (a column, unsqueezed: dynamo's
+                        // `hidden[token]`): each -1 must index a non-empty axis.
+                        let width = view
+                            .shapes
+                            .get(&t.name)
+                            .dims
+                            .and_then(|d| d.get(1)?.as_static());
+                        let width = width
+                            .and_then(|w| usize::try_from(w).ok())
+                            .unwrap_or(mask_dims.len());
+                        let indexed = data.as_ref().and_then(|d| d.get(..width));
+                        // (Full coordinates index the mask's own sizes, as before.)
+                        let nonempty = width < mask_dims.len()
+                            && indexed.is_some_and(|d| d.iter().all(|&x| x >= 1));
+                        if batch_dims != 0 || (leading != Some(mask_dims) && !nonempty) {
+                            return refuse();
+                        }
+                        // The flat positions stand for the coordinates only where the data's
+                        // leading sizes are the mask's.
+                        let direct = leading == Some(mask_dims)
+                            && crate::trace::trace(view, &node.input[1]).is_some_and(|tr| {
+                                !tr.squeezed
+                                    && !coordinates.is_empty()
+                                    && tr.chain.first().map(String::as_str) == Some(coordinates)
+                            });
+                        flow.gathers
+                            .push((node.output[0].clone(), GatherKind::Nd { direct }));
+                        let rank = data.map_or(0, |d| d.len()) + 1 - width;
+                        todo.push(step(0, rank, false));
+                    }
+                    "Gather" if column && slot == 1 && node.input.len() == 2 => {
+                        // Index -1 is valid only where the gathered axis is not empty: the padding
+                        // exists only when the mask has elements, and its one dim must be that axis.
+                        let data = static_dims(view.shapes, &node.input[0]);
+                        let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
+                        let rank = data.as_ref().map_or(0, Vec::len) as i64;
+                        let axis = if axis < 0 { axis + rank } else { axis };
+                        let size = data
+                            .as_ref()
+                            .and_then(|d| d.get(usize::try_from(axis).ok()?));
+                        if size.is_none_or(|&s| s < 1) {
+                            return refuse();
+                        }
+                        flow.gathers
+                            .push((node.output[0].clone(), GatherKind::Axis(axis as usize)));
+                        todo.push(step(axis as usize, rank as usize, false));
+                    }
+                    "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd"
+                        if !t.coords =>
+                    {
+                        let Some(axes) = reduced_axes(view, node, t.rank) else {
+                            return refuse();
+                        };
+                        let keepdims = int_attr(node, "keepdims").ok().flatten().unwrap_or(1) == 1;
+                        if !axes.contains(&t.axis) {
+                            // Other axes only: the padded axis stays (shifted by the dropped ones).
+                            let before = axes.iter().filter(|&&a| a < t.axis).count();
+                            let (axis, rank) = if keepdims {
+                                (t.axis, t.rank)
+                            } else {
+                                (t.axis - before, t.rank - axes.len())
+                            };
+                            todo.push(step(axis, rank, false));
+                        } else {
+                            flow.reductions.push(Reduction {
+                                output: node.output[0].clone(),
+                                axis: t.axis,
+                                rank: t.rank,
+                                axes,
+                                keepdims,
+                            });
+                        }
+                    }
+                    "Shape" if rows::shape_read_alike(view, &node.output[0], &t.name) => {}
+                    _ if UNARY.contains(&op) && !t.coords && node.output.len() == 1 => {
+                        todo.push(step(t.axis, t.rank, false))
+                    }
+                    // An integer division fails on a zero divisor (ONNX Runtime refuses it): the
+                    // padding's 0 / v would fail where v holds one though the original, selecting
+                    // nothing, divides nothing.
+                    "Div"
+                        if view
+                            .shapes
+                            .get(&t.name)
+                            .elem_type
+                            .is_none_or(|e| !is_float(e)) =>
+                    {
                         return refuse();
                     }
-                    todo.push(step(t.axis, t.rank, false));
+                    _ if BINARY.contains(&op) && !t.coords && node.input.len() == 2 => {
+                        let other = &node.input[1 - slot];
+                        // Both operands padded alike: the same sizes, the selection's count among
+                        // them (both come from this selection; every reader of either is followed).
+                        let own = view.shapes.get(&t.name).dims;
+                        if own.is_some()
+                            && view.shapes.get(other).dims == own
+                            && !matches!(op, "Div" | "Pow")
+                        {
+                            todo.push(step(t.axis, t.rank, false));
+                            continue;
+                        }
+                        let Some(o) = static_dims(view.shapes, other) else {
+                            return refuse();
+                        };
+                        // The other operand, right-aligned, must not vary along the padded axis;
+                        // a padded divisor or exponent (0 in the padding) is refused.
+                        let at = t.axis as i64 - (t.rank as i64 - o.len() as i64);
+                        let varies = at >= 0 && o.get(at as usize).is_some_and(|&d| d != 1);
+                        if varies || o.len() > t.rank || (matches!(op, "Div" | "Pow") && slot == 1)
+                        {
+                            return refuse();
+                        }
+                        todo.push(step(t.axis, t.rank, false));
+                    }
+                    _ => return refuse(),
                 }
-                _ => return refuse(),
             }
         }
+        let ready = joins.ready();
+        if ready.is_empty() {
+            break;
+        }
+        todo.extend(ready);
     }
-    if let Some((input, concat)) = joined.iter().find(|(i, _)| !coordinates_seen.contains(i)) {
-        return Err(format!(
-            "Concat {concat} joins {input}, which is not a column of these padded coordinates (not padding-safe)"
-        ));
+    if let Some(why) = joins.unfinished() {
+        return Err(why);
     }
     // A write of padded rows at indices this selection does not pad would write them at real
     // places.

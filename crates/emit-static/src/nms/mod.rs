@@ -16,6 +16,9 @@
 //! Exact but where a candidate's own score is -inf or NaN: ONNX leaves the order among equal
 //! scores undefined, so such a box has no defined place among the -inf ones.
 
+mod fixed;
+mod greedy;
+
 use super::emit::Emitter;
 use super::static_dims;
 use crate::graph::{describe, int_attr};

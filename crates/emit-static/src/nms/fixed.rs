@@ -1,0 +1,169 @@
+//! A NonMaxSuppression whose inputs have fixed shapes becomes the fixed-shape form
+//! ([`super::greedy`]) when the padding of its rows reaches only padding-safe readers
+//! ([`crate::padding::follow_rows`]): its rows are then a padded list like a compacted NonZero's,
+//! with the same sinks ([`crate::sinks`]) and a `<name>_count` where they are a graph output.
+
+use super::greedy::{self, Sizes};
+use crate::emit::Emitter;
+use crate::graph::{describe, int_attr, is_onnx_op};
+use crate::scope::Scope;
+use crate::trace::View;
+use crate::{padding, replace, sinks, static_dims, StaticError, StaticPass};
+use nonzero_proto::onnx::tensor_proto::DataType;
+use nonzero_proto::onnx::GraphProto;
+use nonzero_rewrite_analysis::findings::Reason;
+use nonzero_rewrite_graph::indexed::remove_dead;
+
+/// An NMS and what its fixed-shape form needs.
+struct Plan {
+    at: usize,
+    sizes: Sizes,
+    /// The most boxes per batch and class ([`greedy::per_class`]).
+    k: i64,
+    flow: padding::Flow,
+    sinks: sinks::Sinks,
+}
+
+/// The NMS at `at` planned, or why it stays as it is.
+fn plan(view: &View, at: usize) -> Result<Plan, (Reason, String)> {
+    let node = &view.graph.node[at];
+    let not_fixed = |what: &str| {
+        (
+            Reason::ShapeNotFixed,
+            format!("NonMaxSuppression: the shape of its {what} is not fixed"),
+        )
+    };
+    let boxes = static_dims(view.shapes, &node.input[0]).ok_or_else(|| not_fixed("boxes"))?;
+    let scores = static_dims(view.shapes, &node.input[1]).ok_or_else(|| not_fixed("scores"))?;
+    let (&[b, n, 4], &[sb, c, sn]) = (boxes.as_slice(), scores.as_slice()) else {
+        return Err(not_fixed("boxes [B, N, 4] and scores [B, C, N]"));
+    };
+    let float = Some(DataType::Float as i32);
+    if (sb, sn) != (b, n)
+        || view.shapes.get(&node.input[0]).elem_type != float
+        || view.shapes.get(&node.input[1]).elem_type != float
+    {
+        return Err((
+            Reason::DataDependent,
+            "NonMaxSuppression: boxes and scores are not float32 [B, N, 4] and [B, C, N]"
+                .to_string(),
+        ));
+    }
+    let max_output = match node.input.get(2).filter(|m| !m.is_empty()) {
+        // ONNX's default: no box.
+        None => Some(0),
+        Some(m) => view.const_ints(m).and_then(|v| v.first().copied()),
+    };
+    let center = int_attr(node, "center_point_box").ok().flatten().unwrap_or(0);
+    if !matches!(center, 0 | 1) {
+        return Err((
+            Reason::DataDependent,
+            format!("NonMaxSuppression: center_point_box {center} is neither 0 nor 1"),
+        ));
+    }
+    let flow = padding::follow_rows(view, &[&node.output[0]], &[b, c, n])
+        .map_err(|why| (Reason::PaddingUnsafe, why))?;
+    let sinks = sinks::plan(view, &flow)?;
+    Ok(Plan {
+        at,
+        sizes: Sizes {
+            batches: b,
+            classes: c,
+            boxes: n,
+        },
+        k: greedy::per_class(max_output, n),
+        flow,
+        sinks,
+    })
+}
+
+impl StaticPass<'_> {
+    /// Rewrites the first NMS of `graph` not yet tried into its fixed-shape form; `false` when
+    /// none is left to try. An NMS that cannot be is recorded with its reason.
+    pub(crate) fn fixed_nms(
+        &mut self,
+        graph: &mut GraphProto,
+        scope: &Scope,
+    ) -> Result<bool, StaticError> {
+        let Some(at) = graph.node.iter().position(|n| {
+            is_onnx_op(n, "NonMaxSuppression")
+                && n.input.len() >= 2
+                && n.output.len() == 1
+                && !self.known.contains_key(&n.output[0])
+        }) else {
+            return Ok(false);
+        };
+        let output = graph.node[at].output[0].clone();
+        let (index, shapes) = scope.shapes_of(graph);
+        let view = View {
+            graph,
+            index: &index,
+            shapes: &shapes,
+        };
+        let mut planned = plan(&view, at);
+        if let (Ok(p), true) = (&planned, scope.depth > 0) {
+            if let Some((name, _)) = p.flow.outputs.first() {
+                planned = Err((
+                    Reason::PaddingUnsafe,
+                    format!(
+                        "the padded '{name}' is an output of {}, whose length would change",
+                        scope.label
+                    ),
+                ));
+            }
+        }
+        let plan = match planned {
+            Ok(plan) => plan,
+            Err(why) => {
+                self.known.insert(output, why);
+                return Ok(true);
+            }
+        };
+        let capacity = self.capacity_for(&plan.flow.outputs)?;
+        let node = graph.node[plan.at].clone();
+        let mut e = Emitter::new(graph, scope, &describe(&node));
+        let candidates = node
+            .input
+            .get(4)
+            .filter(|t| !t.is_empty())
+            .map(|threshold| e.binary("Greater", &node.input[1], threshold));
+        let max_output = match node.input.get(2).filter(|m| !m.is_empty()) {
+            Some(m) => m.clone(),
+            None => e.scalar(0),
+        };
+        let inputs = greedy::Inputs {
+            boxes: &node.input[0],
+            scores: &node.input[1],
+            candidates,
+            max_output: &max_output,
+            iou_threshold: node.input.get(3).filter(|t| !t.is_empty()).map(String::as_str),
+            center_point_box: int_attr(&node, "center_point_box").ok().flatten() == Some(1),
+        };
+        let Sizes {
+            batches: b,
+            classes: c,
+            boxes: n,
+        } = plan.sizes;
+        let compacted = greedy::emit(&mut e, &inputs, plan.sizes, plan.k, capacity, &output)
+            .expect("bool lists always compact");
+        let line = format!(
+            "fixed-shape NMS: NonMaxSuppression {} over [{b}, {c}, {n}] boxes became a greedy Loop of at most {} picks per batch and class, its rows [{}, 3] padded with -1 (outputs: {})",
+            describe(&node),
+            plan.k,
+            compacted.capacity,
+            crate::compact::outputs_text(&plan.flow)
+        );
+        let inputs = replace(graph, plan.at, e);
+        self.report.removed_nodes += remove_dead(graph, inputs);
+        self.emit_sinks(graph, scope, &plan.flow, plan.sinks, &compacted)?;
+        self.summary
+            .rewrites
+            .push(("fixed-nms".to_string(), scope.line(line)));
+        self.summary.compacted.push((
+            scope.label.to_string(),
+            describe(&node),
+            compacted.capacity,
+        ));
+        Ok(true)
+    }
+}

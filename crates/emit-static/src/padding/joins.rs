@@ -1,0 +1,94 @@
+//! Concats of padded tensors along another axis (columns put side by side: dynamo's
+//! `x[torch.where(c)]`, an NMS's batch and class columns beside its remapped boxes). The output
+//! is padded alike only when every input is padded by the same selection, so a Concat waits
+//! until all its inputs have arrived; it holds coordinates only if they all do.
+
+use super::Padded;
+use crate::graph::{describe, int_attr};
+use nonzero_proto::onnx::NodeProto;
+use std::collections::{BTreeMap, HashMap};
+
+struct Join {
+    node: String,
+    inputs: Vec<String>,
+    /// Each input that arrived: (coordinates, dirty).
+    arrived: HashMap<String, (bool, bool)>,
+    axis: usize,
+    rank: usize,
+}
+
+/// The Concats reached so far, by output name.
+#[derive(Default)]
+pub(super) struct Joins {
+    waiting: BTreeMap<String, Join>,
+}
+
+impl Joins {
+    /// `t` reaches `node`, a Concat; `false` when it joins along the padded axis (or is
+    /// malformed), which is not this rule.
+    pub fn arrive(&mut self, node: &NodeProto, t: &Padded) -> bool {
+        let Ok(Some(axis)) = int_attr(node, "axis") else {
+            return false;
+        };
+        let rank = t.rank as i64;
+        let axis = if axis < 0 { axis + rank } else { axis };
+        if axis < 0 || axis >= rank || axis as usize == t.axis || node.output.len() != 1 {
+            return false;
+        }
+        let join = self
+            .waiting
+            .entry(node.output[0].clone())
+            .or_insert_with(|| Join {
+                node: describe(node),
+                inputs: node.input.clone(),
+                arrived: HashMap::new(),
+                axis: t.axis,
+                rank: t.rank,
+            });
+        if join.axis != t.axis || join.rank != t.rank {
+            return false;
+        }
+        join.arrived.insert(t.name.clone(), (t.coords, t.dirty));
+        true
+    }
+
+    /// The outputs of the Concats whose inputs have all arrived, taken out of the waiting.
+    pub fn ready(&mut self) -> Vec<Padded> {
+        let done: Vec<String> = self
+            .waiting
+            .iter()
+            .filter(|(_, j)| j.inputs.iter().all(|i| j.arrived.contains_key(i)))
+            .map(|(name, _)| name.clone())
+            .collect();
+        done.into_iter()
+            .map(|name| {
+                let join = self.waiting.remove(&name).expect("listed above");
+                let coords = join.arrived.values().all(|&(c, _)| c);
+                let mixed = !coords && join.arrived.values().any(|&(c, _)| c);
+                let dirty = mixed || join.arrived.values().any(|&(_, d)| d);
+                Padded {
+                    name,
+                    axis: join.axis,
+                    rank: join.rank,
+                    coords,
+                    spread: false,
+                    dirty,
+                    index: None,
+                }
+            })
+            .collect()
+    }
+
+    /// A Concat that joins a tensor this selection does not pad, named.
+    pub fn unfinished(&self) -> Option<String> {
+        let join = self.waiting.values().next()?;
+        let missing = join
+            .inputs
+            .iter()
+            .find(|i| !join.arrived.contains_key(*i))?;
+        Some(format!(
+            "Concat {} joins {missing}, which is not padded by this selection (not padding-safe)",
+            join.node
+        ))
+    }
+}
