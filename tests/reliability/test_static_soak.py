@@ -2,7 +2,8 @@
 models/real/torch_patterns/mask_nms_ts17.onnx) made static by `nonzero optimize --static
 --allow-dynamic` at tests/static/exports.py's fixed shapes, then run by static_soak.py in a fresh
 process for NONZERO_STATIC_SOAK_SECONDS (CI: 120; the soak_static stage: 1200) on ONNX Runtime
-with the library registered (NonMaxSuppression stays dynamic), 4 sessions on 4 threads.
+with the library registered (mask_nms_ts17 is fully static: its NMS is the fixed-shape greedy
+Loop), 4 sessions on 4 threads.
 
 No error; every output equal to one single-threaded session's on the same input; VmRSS at the end
 within 5% of VmRSS after the warm-up; open fds and threads unchanged. The pool of random inputs

@@ -119,7 +119,10 @@ impl StaticPass<'_> {
     /// The capacity of a selection whose padding reaches the graph outputs `outputs`: the one
     /// `--capacity NAME=N` gives them, else `--capacity N`. Outputs of one selection given
     /// different capacities are an error naming both (they share its rows).
-    pub(super) fn capacity_for(&self, outputs: &[(String, usize)]) -> Result<Option<i64>, StaticError> {
+    pub(super) fn capacity_for(
+        &self,
+        outputs: &[(String, usize)],
+    ) -> Result<Option<i64>, StaticError> {
         let mut named = outputs
             .iter()
             .filter_map(|(name, _)| Some((name, *self.output_capacities.get(name)?)));

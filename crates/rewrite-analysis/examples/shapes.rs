@@ -84,7 +84,11 @@ fn main() -> ExitCode {
                 Some(d) => {
                     let parts: Vec<String> = d
                         .iter()
-                        .map(|x| x.as_static().map_or("?".to_string(), |v| v.to_string()))
+                        .map(|x| match x.as_static() {
+                            Some(v) => v.to_string(),
+                            // A symbolic size, cut short (shape arithmetic can be long).
+                            None => x.to_string().chars().take(60).collect(),
+                        })
                         .collect();
                     format!("[{}]", parts.join(","))
                 }

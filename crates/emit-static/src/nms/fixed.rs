@@ -54,7 +54,10 @@ fn plan(view: &View, at: usize) -> Result<Plan, (Reason, String)> {
         None => Some(0),
         Some(m) => view.const_ints(m).and_then(|v| v.first().copied()),
     };
-    let center = int_attr(node, "center_point_box").ok().flatten().unwrap_or(0);
+    let center = int_attr(node, "center_point_box")
+        .ok()
+        .flatten()
+        .unwrap_or(0);
     if !matches!(center, 0 | 1) {
         return Err((
             Reason::DataDependent,
@@ -136,7 +139,11 @@ impl StaticPass<'_> {
             scores: &node.input[1],
             candidates,
             max_output: &max_output,
-            iou_threshold: node.input.get(3).filter(|t| !t.is_empty()).map(String::as_str),
+            iou_threshold: node
+                .input
+                .get(3)
+                .filter(|t| !t.is_empty())
+                .map(String::as_str),
             center_point_box: int_attr(&node, "center_point_box").ok().flatten() == Some(1),
         };
         let Sizes {
@@ -159,11 +166,9 @@ impl StaticPass<'_> {
         self.summary
             .rewrites
             .push(("fixed-nms".to_string(), scope.line(line)));
-        self.summary.compacted.push((
-            scope.label.to_string(),
-            describe(&node),
-            compacted.capacity,
-        ));
+        self.summary
+            .compacted
+            .push((scope.label.to_string(), describe(&node), compacted.capacity));
         Ok(true)
     }
 }

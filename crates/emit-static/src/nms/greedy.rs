@@ -109,7 +109,11 @@ pub fn emit(
     let flat_lists = e.reshape(&lists, &[compacted.numel]);
     let minus_one = e.ints(&[-1]);
     let padded_lists = e.concat(&[&flat_lists, &minus_one], 0);
-    let boxes = e.op("Gather", &[&padded_lists, &compacted.flat], vec![int_attr("axis", 0)]);
+    let boxes = e.op(
+        "Gather",
+        &[&padded_lists, &compacted.flat],
+        vec![int_attr("axis", 0)],
+    );
     let box_column = e.unsqueeze(&boxes, &[1]);
     e.concat(&[&batch_class, &box_column], 1);
     e.finish_as(output);
@@ -177,16 +181,22 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
     let in_order = |e: &mut Emitter, per_box: &str| {
         let per_batch = e.unsqueeze(per_box, &[1]);
         let per_list = e.op("Expand", &[&per_batch, &spread], vec![]);
-        e.op("GatherElements", &[&per_list, &order], vec![int_attr("axis", 2)])
+        e.op(
+            "GatherElements",
+            &[&per_list, &order],
+            vec![int_attr("axis", 2)],
+        )
     };
     let corners: Vec<String> = [&x_min, &x_max, &y_min, &y_max, &area]
         .iter()
         .map(|q| in_order(e, q))
         .collect();
     let alive = match &inputs.candidates {
-        Some(candidates) => {
-            e.op("GatherElements", &[candidates, &order], vec![int_attr("axis", 2)])
-        }
+        Some(candidates) => e.op(
+            "GatherElements",
+            &[candidates, &order],
+            vec![int_attr("axis", 2)],
+        ),
         None => {
             let yes = e.bool_scalar(true);
             e.op("Expand", &[&yes, &spread], vec![])

@@ -3,18 +3,17 @@
 //! runs NMS over every box instead, so that NMS's input no longer depends on values (IREE cannot
 //! compile NMS on a NonZero-filtered box count).
 //!
-//! - The boxes that are not candidates (masked out, or at most the model's score threshold,
-//!   which is folded into the mask) are scored -inf. NMS takes boxes in score order, so they
-//!   come after every candidate: they suppress none and take no candidate's place under
-//!   `max_output_boxes_per_class`. Their rows, last, are then cut off (a `Slice` to the count
-//!   of rows that name a candidate).
+//! - The boxes masked out are scored NaN and a score threshold is given (-inf where the model
+//!   has none): no threshold passes NaN, so NMS selects only among the candidates, and every row
+//!   of its output names one. That NMS has fixed input shapes: the fixed-shape form
+//!   ([`greedy`], [`fixed`]) then pads its rows.
 //! - `selected_indices` names boxes by their index among all; the original's index among the
 //!   masked ones is `CumSum(m) - 1` at it, so the output is remapped there.
 //! - A gather of `boxes[m]` (or any x[m] by the same mask) at the selected box column reads
 //!   `x` at the unremapped column instead ([`reader`]), which leaves the selections dead.
 //!
-//! Exact but where a candidate's own score is -inf or NaN: ONNX leaves the order among equal
-//! scores undefined, so such a box has no defined place among the -inf ones.
+//! Exact but where a candidate's own score is NaN (ONNX Runtime's NMS has no order for it) or,
+//! without a score threshold, -inf (it passes no threshold).
 
 mod fixed;
 mod greedy;
@@ -149,40 +148,36 @@ impl NmsRewrite {
         let boxes = self.cast(e, &self.boxes, self.boxes_type, box_type);
         let boxes = e.reshape(&boxes, &[1, n, 4]);
         let scores = self.cast(e, &self.scores, self.scores_type, score_type);
-        // The candidates: masked in, and above the threshold if there is one (folded into the
-        // mask: IREE runs NMS only with a threshold at most the lowest score).
-        let candidates = match nms.input.get(4).filter(|t| !t.is_empty()) {
-            Some(threshold) => {
-                let above = e.binary("Greater", &scores, threshold);
-                e.binary("And", &selection.selected, &above)
-            }
-            None => selection.selected.clone(),
-        };
-        let lowest = e.extreme(self.score_type, true)?;
-        let scores = e.where_(&candidates, &scores, &lowest);
+        // The boxes masked out are scored NaN, which no score threshold passes: NMS takes only
+        // the candidates (a model without a threshold gets -inf, which every score but -inf
+        // passes). So every row of its output names a candidate, and none needs cutting off
+        // (a Slice to a count would keep the rows' number dynamic).
+        let nan = e.float_scalar(f32::NAN);
+        let nan = self.cast(e, &nan, DataType::Float as i32, score_type);
+        let scores = e.where_(&selection.selected, &scores, &nan);
         let scores = e.reshape(&scores, &[1, 1, n]);
+        let threshold = match nms.input.get(4).filter(|t| !t.is_empty()) {
+            Some(threshold) => threshold.clone(),
+            None => {
+                let lowest = e.extreme(self.score_type, true)?;
+                e.reshape(&lowest, &[1])
+            }
+        };
         let mut inputs = vec![boxes, scores];
-        inputs.extend(nms.input.iter().skip(2).take(2).cloned());
+        for slot in 2..4 {
+            inputs.push(nms.input.get(slot).cloned().unwrap_or_default());
+        }
+        inputs.push(threshold);
         let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
-        let selected = e.op("NonMaxSuppression", &inputs, nms.attribute.clone());
-        // Scored -inf, the other boxes come after every candidate (NMS takes boxes by falling
-        // score, and with one batch and one class returns them in that order): keep the first
-        // rows, as many as name a candidate. (A Compress would not depend on the order, but
-        // IREE does not compile it here.)
-        let box_scalar = e.scalar(2);
-        let boxes_at = e.op("Gather", &[&selected, &box_scalar], axis1());
-        let keep = e.op("Gather", &[&candidates, &boxes_at], vec![]);
-        let keep = e.cast(&keep, DataType::Int64);
-        let kept_count = e.reduce_sum(&keep, &[0], true);
-        let (start, axis0) = (e.ints(&[0]), e.ints(&[0]));
-        let kept = e.op("Slice", &[&selected, &start, &kept_count, &axis0], vec![]);
+        let kept = e.op("NonMaxSuppression", &inputs, nms.attribute.clone());
         // Box index among all -> among the masked ones.
         let running = selection.running_count(e);
         let one = e.scalar(1);
         let position = e.binary("Sub", &running, &one);
-        let box_column = e.ints(&[2]);
+        let box_column = e.scalar(2);
         let kept_boxes = e.op("Gather", &[&kept, &box_column], axis1());
         let remapped = e.op("Gather", &[&position, &kept_boxes], vec![]);
+        let remapped = e.unsqueeze(&remapped, &[1]);
         let (start, end, axes) = (e.ints(&[0]), e.ints(&[2]), e.ints(&[1]));
         let batch_class = e.op("Slice", &[&kept, &start, &end, &axes], vec![]);
         e.concat(&[&batch_class, &remapped], 1);

@@ -40,6 +40,12 @@ struct Padded {
     index: Option<i64>,
 }
 
+/// True when `name` is `[C, 1]`.
+fn width_one(view: &View, name: &str) -> bool {
+    let dims = view.shapes.get(name).dims;
+    dims.is_some_and(|d| d.len() == 2 && d[1].as_static() == Some(1))
+}
+
 /// Follows the padded NonZero output `coordinates` (`[r, C]`, padded along axis 1) of a mask of
 /// shape `mask_dims`. `Err` names the first reader that is not padding-safe.
 pub fn follow(view: &View, coordinates: &str, mask_dims: &[i64]) -> Result<Flow, String> {
@@ -199,20 +205,22 @@ fn follow_from(
                     "Gather" if !t.coords && slot == 0 && node.input.len() == 2 => {
                         let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
                         let axis = if axis < 0 { axis + t.rank as i64 } else { axis } as usize;
-                        let scalar = view.shapes.get(&node.input[1]).rank() == Some(0);
-                        let constant = view
-                            .shapes
-                            .values(&node.input[1])
-                            .is_some_and(|v| v.len() == 1);
                         if axis == t.axis {
                             selected_by.push((node.input[1].clone(), describe(node)));
                             continue;
                         }
-                        if !scalar || !constant {
+                        // Along another axis, indices of a fixed shape pick within each row.
+                        let Some(index_rank) =
+                            static_dims(view.shapes, &node.input[1]).map(|d| d.len())
+                        else {
                             return refuse();
-                        }
-                        let padded = if axis < t.axis { t.axis - 1 } else { t.axis };
-                        todo.push(step(padded, t.rank - 1, false));
+                        };
+                        let padded = if axis < t.axis {
+                            t.axis - 1 + index_rank
+                        } else {
+                            t.axis
+                        };
+                        todo.push(step(padded, t.rank - 1 + index_rank, false));
                     }
                     // GatherND of padded rows at a second selection's coordinates, as Gather above.
                     "GatherND"
@@ -252,10 +260,12 @@ fn follow_from(
                     {
                         todo.push(step(0, 2, true))
                     }
-                    // Reshape to [-1] of a column, or of the [C, 1] coordinates of a 1-D mask: the
-                    // column itself.
+                    // Reshape to [-1] of a column, or of `[C, 1]` coordinates (of a 1-D mask, or
+                    // one column of an NMS's rows): the column itself.
                     "Reshape"
-                        if (column || (coords_2d && mask_dims.len() == 1))
+                        if (column
+                            || (coords_2d
+                                && (mask_dims.len() == 1 || width_one(view, &t.name))))
                             && node.input.len() == 2
                             && view.const_ints(&node.input[1]) == Some(vec![-1]) =>
                     {

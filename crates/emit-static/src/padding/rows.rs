@@ -190,10 +190,35 @@ pub(super) fn row_work(
                 (dims.first() == Some(count)).then_some(())?;
                 dims[1..].iter().map(Dim::as_static).product()
             };
-            match (rest(&t.name), rest(&node.output[0])) {
-                (Some(a), Some(b)) if a == b => {
+            // Or a shape `[-1, rest...]` whose rest holds a row's elements (`[n, 1]` to `[-1]`).
+            let by_shape = node
+                .input
+                .get(1)
+                .and_then(|s| view.const_ints(s))
+                .and_then(|s| {
+                    let rest: Option<i64> = s[1..].iter().map(|&d| (d > 0).then_some(d)).product();
+                    (s.first() == Some(&-1)).then_some((rest?, s.len()))
+                });
+            match (rest(&t.name), rest(&node.output[0]), by_shape) {
+                (Some(a), Some(b), _) if a == b => {
                     let rank = view.shapes.get(&node.output[0]).rank().unwrap_or(0);
                     next(0, rank, false, false, t.dirty)
+                }
+                (Some(a), _, Some((b, rank))) if a == b => next(0, rank, false, false, t.dirty),
+                _ => Next::Refuse,
+            }
+        }
+        // Squeeze of other axes (a column of values: `[C, 1]` to `[C]`).
+        "Squeeze" if slot == 0 && !t.coords => {
+            let axes: Option<Vec<usize>> = view.axes(node, "axes", 1).and_then(|a| {
+                a.iter()
+                    .map(|&x| crate::infer::axis_in(x, t.rank))
+                    .collect()
+            });
+            match axes {
+                Some(axes) if !axes.is_empty() && !axes.contains(&t.axis) => {
+                    let before = axes.iter().filter(|&&a| a < t.axis).count();
+                    next(t.axis - before, t.rank - axes.len(), false, false, t.dirty)
                 }
                 _ => Next::Refuse,
             }

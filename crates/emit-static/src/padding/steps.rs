@@ -87,15 +87,21 @@ pub(super) fn column_step(view: &View, node: &NodeProto, op: &str) -> Option<usi
                 None => Some(vec![1]),
             };
             let (starts, ends, axes, steps) = (ints(1)?, ints(2)?, ints(3)?, ints(4)?);
-            let one_column =
-                matches!((starts.as_slice(), ends.as_slice()), ([s], [e]) if *s >= 0 && e - s == 1);
-            (one_column && matches!(axes.as_slice(), [1] | [-1]) && steps == [1]).then_some(2)
+            // Columns s..e (an NMS's batch and class columns, say), each padded with -1.
+            let columns =
+                matches!((starts.as_slice(), ends.as_slice()), ([s], [e]) if *s >= 0 && e > s);
+            (columns && matches!(axes.as_slice(), [1] | [-1]) && steps == [1]).then_some(2)
         }
         "Gather" if node.input.len() == 2 => {
             let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
             let index = view.shapes.values(&node.input[1])?;
-            let scalar = view.shapes.get(&node.input[1]).rank() == Some(0);
-            (matches!(axis, 1 | -1) && scalar && index.len() == 1).then_some(1)
+            // A scalar index drops the axis; a one-element list keeps it (`[C, 1]`).
+            let rank = match view.shapes.get(&node.input[1]).rank() {
+                Some(0) => 1,
+                Some(1) => 2,
+                _ => return None,
+            };
+            (matches!(axis, 1 | -1) && index.len() == 1).then_some(rank)
         }
         _ => None,
     }

@@ -128,14 +128,17 @@ fn a_count_output_name_in_use_is_an_error() {
 
 #[test]
 fn unsafe_readers_and_value_dependent_ops_are_named() {
-    // The coordinates' maximum reads the padding: refused. NonMaxSuppression's output count
-    // and a Reshape to a shape taken from an input's values are data-dependent.
+    // The coordinates' maximum reads the padding: refused, and so is the maximum of a
+    // NonMaxSuppression's rows. Unique's output count and a Reshape to a shape taken from an
+    // input's values are data-dependent.
     let g = graph(
         vec![
             node("NonZero", &["x"], &["nz"], vec![]),
             node("ReduceMax", &["nz"], &["top"], vec![int("keepdims", 0)]),
             node("Reshape", &["x", "shape"], &["r"], vec![]),
-            node("NonMaxSuppression", &["boxes", "scores"], &["sel"], vec![]),
+            node("NonMaxSuppression", &["boxes", "scores", "max"], &["sel"], vec![]),
+            node("ReduceMax", &["sel"], &["top_sel"], vec![int("keepdims", 0)]),
+            node("Unique", &["x"], &["u"], vec![]),
         ],
         vec![
             value("x", DataType::Float, Some(&["2", "3"])),
@@ -143,11 +146,16 @@ fn unsafe_readers_and_value_dependent_ops_are_named() {
             value("boxes", DataType::Float, Some(&["1", "4", "4"])),
             value("scores", DataType::Float, Some(&["1", "1", "4"])),
         ],
-        &["top", "r", "sel"],
-        vec![],
+        &["top", "r", "top_sel", "u"],
+        vec![int64s("max", &[2])],
     );
     let why = static_error(&model(g, 17), &static_options(&[]));
-    assert!(why.contains("3 nodes are still dynamic"), "{why}");
+    assert!(why.contains("4 nodes are still dynamic"), "{why}");
+    assert!(
+        why.contains("NonMaxSuppression NonMaxSuppression_sel in main: padding-unsafe (ReduceMax ReduceMax_top_sel reads the padded sel"),
+        "{why}"
+    );
+    assert!(why.contains("Unique"), "{why}");
     assert!(why.contains("NonZero"), "{why}");
     assert!(why.contains("padding-unsafe"), "{why}");
     assert!(why.contains("ReduceMax"), "{why}");

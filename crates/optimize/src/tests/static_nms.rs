@@ -102,43 +102,87 @@ fn the_nms(m: &ModelProto) -> &NodeProto {
 }
 
 #[test]
-fn nms_runs_over_every_box_and_the_kept_boxes_are_read_from_all() {
+fn nms_runs_over_every_box_then_in_a_fixed_shape_and_the_kept_boxes_are_read_from_all() {
     let (m, report) = run_static(&mask_then_nms("m", false));
     let ops = main_listing(&m);
-    assert!(!ops.iter().any(|n| n.starts_with("NonZero")), "{ops:#?}");
-    // Scores Where(m, scores, -inf) as [1, 1, 6], boxes [1, 6, 4], no threshold added; the
-    // rows of the boxes masked out, last, cut off by a Slice.
-    assert_eq!(&the_nms(&m).input[2..], ["max", "iou"]);
+    assert!(
+        !ops.iter()
+            .any(|n| n.starts_with("NonZero") || n.starts_with("NonMaxSuppression")),
+        "{ops:#?}"
+    );
+    // Scores Where(m, scores, NaN): the boxes masked out pass no score threshold (-inf here),
+    // then the greedy Loop over the [1, 1, 6] boxes.
     let has = |prefix: &str, part: &str| {
         ops.iter()
             .any(|n| n.starts_with(prefix) && n.contains(part))
     };
     assert!(has("Where(", ",scores,"), "{ops:#?}");
-    assert!(has("Slice(", "reducesum"), "{ops:#?}");
-    // The kept boxes: Gather(boxes, the unremapped box column), the output's name kept.
-    let last = ops.last().unwrap();
-    assert!(
-        last.starts_with("Gather(boxes,") && last.ends_with("->y"),
-        "{last}"
-    );
+    assert!(has("Loop(", ""), "{ops:#?}");
+    assert!(has("Greater(", ""), "{ops:#?}");
     let summary = report.static_mode.as_ref().unwrap();
     let kinds: Vec<&str> = summary.rewrites.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(kinds, ["mask-then-nms", "nms-reader"]);
-    let mut left: Vec<&str> = report.left.iter().map(|l| l.op.as_str()).collect();
-    left.sort();
-    assert_eq!(left, ["NonMaxSuppression", "Slice"]);
+    assert_eq!(kinds, ["mask-then-nms", "nms-reader", "fixed-nms"]);
+    assert!(report.left.is_empty(), "{:?}", report.left);
+    // The kept boxes are 6 rows (every box could be kept), zero past `y_count`.
+    let g = m.graph.as_ref().unwrap();
+    let outputs: Vec<&str> = g.output.iter().map(|o| o.name()).collect();
+    assert_eq!(outputs, ["y", "y_count"]);
+    assert_eq!(declared_dims(&g.output[0]), [6, 4]);
+}
+
+/// The fixed sizes a graph output declares.
+fn declared_dims(vi: &nonzero_proto::onnx::ValueInfoProto) -> Vec<i64> {
+    use nonzero_proto::onnx::tensor_shape_proto::dimension::Value;
+    use nonzero_proto::onnx::type_proto;
+    let Some(type_proto::Value::TensorType(t)) = vi.r#type.as_ref().and_then(|t| t.value.as_ref())
+    else {
+        panic!("{vi:?} is not a tensor");
+    };
+    let dims = &t.shape.as_ref().expect("a shape").dim;
+    dims.iter()
+        .map(|d| match d.value {
+            Some(Value::DimValue(v)) => v,
+            _ => panic!("{vi:?}: a size not fixed"),
+        })
+        .collect()
 }
 
 #[test]
-fn a_score_threshold_is_folded_into_the_mask() {
-    let (m, _) = run_static(&mask_then_nms("m", true));
+fn a_score_threshold_is_the_fixed_forms_candidates() {
+    let (m, report) = run_static(&mask_then_nms("m", true));
     let ops = main_listing(&m);
-    assert_eq!(&the_nms(&m).input[2..], ["max", "iou"]);
+    // The masked scores (NaN where m is false) against the model's own threshold.
     assert!(
-        ops.iter().any(|n| n.starts_with("Greater(scores,thr)")),
+        ops.iter().any(|n| n.starts_with("Greater(") && n.contains(",thr)")),
         "{ops:#?}"
     );
-    assert!(ops.iter().any(|n| n.starts_with("And(")), "{ops:#?}");
+    assert!(report.left.is_empty(), "{:?}", report.left);
+}
+
+#[test]
+fn an_nms_whose_rows_reach_an_unsafe_reader_keeps_the_exact_form() {
+    // A running sum down NMS's rows would read the padding: NMS stays as the mask-then-NMS
+    // rewrite left it, over every box, the masked ones scored NaN under a -inf threshold.
+    let mut model_proto = ModelProto::decode(mask_then_nms("m", false).as_slice()).unwrap();
+    let g = model_proto.graph.as_mut().unwrap();
+    g.node.push(node("CumSum", &["sel", "zero_axis"], &["top"], vec![]));
+    g.initializer.push(TensorProto {
+        dims: vec![],
+        ..int64s("zero_axis", &[0])
+    });
+    g.output.push(value("top", DataType::Int64, None));
+    let (m, report) = run_static(&model_proto.encode_to_vec());
+    let nms = the_nms(&m);
+    assert_eq!(nms.input.len(), 5, "{nms:?}");
+    assert_eq!(&nms.input[2..4], ["max", "iou"]);
+    let left: Vec<String> = report
+        .left
+        .iter()
+        .map(|l| format!("{} {:?}", l.op, l.reason))
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left[0].starts_with("NonMaxSuppression"), "{left:?}");
+    assert!(report.left[0].detail.contains("CumSum"), "{left:?}");
 }
 
 #[test]
