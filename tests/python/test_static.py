@@ -222,7 +222,7 @@ NMS = [i for i in IDS if "mask_nms" in i]
 @pytest.mark.parametrize("export_id", NMS)
 def test_mask_then_nms_becomes_static(export_id):
     """nms(boxes[m], scores[m]): no NonZero is left; NMS reads every box with the masked ones
-    scored NaN under a score threshold, then becomes the fixed-shape greedy Loop, whose rows are
+    scored -inf under a score threshold, then becomes the fixed-shape greedy Loop, whose rows are
     padded with -1 past `y_count`. The outputs (kept boxes, or indices among the masked boxes),
     cut to the count, are exactly the original's. Not with the "specials" case: a real score of
     NaN or -inf is the documented exception (docs/static.md)."""

@@ -6,7 +6,7 @@ use super::scope::{names_in, Scope};
 use crate::graph::element_size;
 use nonzero_proto::onnx::attribute_proto::AttributeType;
 use nonzero_proto::onnx::tensor_proto::DataType;
-use nonzero_proto::onnx::{AttributeProto, GraphProto, NodeProto, TensorProto};
+use nonzero_proto::onnx::{AttributeProto, GraphProto, NodeProto, TensorProto, ValueInfoProto};
 use std::collections::HashSet;
 
 /// Nodes and initializers for one rewrite, to be inserted before the node they replace.
@@ -18,6 +18,8 @@ pub struct Emitter {
     taken: HashSet<String>,
     pub nodes: Vec<NodeProto>,
     pub initializers: Vec<TensorProto>,
+    /// Declared types of emitted tensors (a Loop's results: IREE's importer reads them).
+    pub value_info: Vec<ValueInfoProto>,
 }
 
 pub fn int_attr(name: &str, value: i64) -> AttributeProto {
@@ -51,6 +53,7 @@ impl Emitter {
             taken,
             nodes: vec![],
             initializers: vec![],
+            value_info: vec![],
         }
     }
 
@@ -334,6 +337,7 @@ impl Emitter {
         let count = self.nodes.len();
         graph.node.splice(at..at, self.nodes);
         graph.initializer.extend(self.initializers);
+        graph.value_info.extend(self.value_info);
         count
     }
 }

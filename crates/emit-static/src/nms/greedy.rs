@@ -293,6 +293,10 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
         ..Default::default()
     };
     let (alive_last, lists) = (e.fresh("alive_last"), e.fresh("lists"));
+    e.value_info.extend([
+        tensor_value(&alive_last, bool_type, &[b, c, n]),
+        tensor_value(&lists, int64, &[b, c, k]),
+    ]);
     let name = e.fresh("Loop");
     e.nodes.push(NodeProto {
         input: vec![trips, go, alive, empty_lists],

@@ -3,9 +3,9 @@
 //! runs NMS over every box instead, so that NMS's input no longer depends on values (IREE cannot
 //! compile NMS on a NonZero-filtered box count).
 //!
-//! - The boxes masked out are scored NaN and a score threshold is given (-inf where the model
-//!   has none): no threshold passes NaN, so NMS selects only among the candidates, and every row
-//!   of its output names one. That NMS has fixed input shapes: the fixed-shape form
+//! - The boxes masked out are scored -inf and a score threshold is given (-inf where the model
+//!   has none): no threshold passes -inf, so NMS selects only among the candidates, and every
+//!   row of its output names one. That NMS has fixed input shapes: the fixed-shape form
 //!   ([`greedy`], [`fixed`]) then pads its rows.
 //! - `selected_indices` names boxes by their index among all; the original's index among the
 //!   masked ones is `CumSum(m) - 1` at it, so the output is remapped there.
@@ -148,13 +148,13 @@ impl NmsRewrite {
         let boxes = self.cast(e, &self.boxes, self.boxes_type, box_type);
         let boxes = e.reshape(&boxes, &[1, n, 4]);
         let scores = self.cast(e, &self.scores, self.scores_type, score_type);
-        // The boxes masked out are scored NaN, which no score threshold passes: NMS takes only
-        // the candidates (a model without a threshold gets -inf, which every score but -inf
-        // passes). So every row of its output names a candidate, and none needs cutting off
-        // (a Slice to a count would keep the rows' number dynamic).
-        let nan = e.float_scalar(f32::NAN);
-        let nan = self.cast(e, &nan, DataType::Float as i32, score_type);
-        let scores = e.where_(&selection.selected, &scores, &nan);
+        // The boxes masked out are scored -inf, which no score threshold passes (a model
+        // without one gets -inf, which every score but -inf passes): NMS takes only the
+        // candidates, so every row of its output names one, and none needs cutting off (a Slice
+        // to a count would keep the rows' number dynamic). Not NaN: OpenVINO 2026.4's CPU
+        // plugin finds NaN > -inf true here.
+        let lowest = e.extreme(self.score_type, true)?;
+        let scores = e.where_(&selection.selected, &scores, &lowest);
         let scores = e.reshape(&scores, &[1, 1, n]);
         let threshold = match nms.input.get(4).filter(|t| !t.is_empty()) {
             Some(threshold) => threshold.clone(),

@@ -110,7 +110,7 @@ fn nms_runs_over_every_box_then_in_a_fixed_shape_and_the_kept_boxes_are_read_fro
             .any(|n| n.starts_with("NonZero") || n.starts_with("NonMaxSuppression")),
         "{ops:#?}"
     );
-    // Scores Where(m, scores, NaN): the boxes masked out pass no score threshold (-inf here),
+    // Scores Where(m, scores, -inf): the boxes masked out pass no score threshold (-inf here),
     // then the greedy Loop over the [1, 1, 6] boxes.
     let has = |prefix: &str, part: &str| {
         ops.iter()
@@ -151,7 +151,7 @@ fn declared_dims(vi: &nonzero_proto::onnx::ValueInfoProto) -> Vec<i64> {
 fn a_score_threshold_is_the_fixed_forms_candidates() {
     let (m, report) = run_static(&mask_then_nms("m", true));
     let ops = main_listing(&m);
-    // The masked scores (NaN where m is false) against the model's own threshold.
+    // The masked scores (-inf where m is false) against the model's own threshold.
     assert!(
         ops.iter().any(|n| n.starts_with("Greater(") && n.contains(",thr)")),
         "{ops:#?}"
@@ -162,7 +162,7 @@ fn a_score_threshold_is_the_fixed_forms_candidates() {
 #[test]
 fn an_nms_whose_rows_reach_an_unsafe_reader_keeps_the_exact_form() {
     // A running sum down NMS's rows would read the padding: NMS stays as the mask-then-NMS
-    // rewrite left it, over every box, the masked ones scored NaN under a -inf threshold.
+    // rewrite left it, over every box, the masked ones scored -inf under a -inf threshold.
     let mut model_proto = ModelProto::decode(mask_then_nms("m", false).as_slice()).unwrap();
     let g = model_proto.graph.as_mut().unwrap();
     g.node.push(node("CumSum", &["sel", "zero_axis"], &["top"], vec![]));
