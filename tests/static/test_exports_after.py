@@ -37,7 +37,8 @@ EXPORTS = exports.exports()
 ENGINES = {"onnxruntime": run_ort, "openvino": run_openvino, "iree": run_iree}
 
 # (op, reason): count of nonzero's left_nodes, per export that stays partly dynamic.
-NMS = ("NonMaxSuppression", "data-dependent")
+# NMS over boxes whose number is not fixed (a selection's): the fixed-shape form needs it fixed.
+NMS = ("NonMaxSuppression", "shape-not-fixed")
 UNSAFE, NOT_FIXED = ("NonZero", "padding-unsafe"), ("NonZero", "shape-not-fixed")
 VALUE_SHAPE = "value-dependent-shape"
 STAYS_DYNAMIC = {
@@ -45,8 +46,8 @@ STAYS_DYNAMIC = {
     # level's TopK k): what is left reads selections row-wise past what padding-safe readers
     # cover (SSDlite's and RetinaNet's per-level TopK over a selection, whose k is
     # min(K, count): TopK value-dependent-shape), masks whose length comes after NMS or a
-    # selection (shape-not-fixed), and NonMaxSuppression (in an If's else branch) with its own
-    # data-dependent output size.
+    # selection (shape-not-fixed), and NonMaxSuppression (in an If's else branch) over such a
+    # selection's boxes.
     "real/faster_rcnn_ts17.onnx": {NMS: 2, NOT_FIXED: 4, UNSAFE: 1},
     "real/fcos_ts17.onnx": {NMS: 1, UNSAFE: 8, ("TopK", VALUE_SHAPE): 4},
     "real/keypoint_rcnn_ts17.onnx": {NMS: 2, NOT_FIXED: 6, UNSAFE: 1, ("Resize", VALUE_SHAPE): 1},
