@@ -208,10 +208,13 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
     // At most K per list, and no more than the input asks at run time.
     let scalar_shape = e.ints(&[]);
     let asked = e.op("Reshape", &[inputs.max_output, &scalar_shape], vec![]);
+    // Clamped to [0, K] by Where: Max and Min take int64 only from opset 12.
     let zero = e.scalar(0);
-    let asked = e.binary("Max", &asked, &zero);
+    let negative = e.binary("Less", &asked, &zero);
+    let asked = e.where_(&negative, &zero, &asked);
     let most = e.scalar(k);
-    let trips = e.binary("Min", &asked, &most);
+    let over = e.binary("Greater", &asked, &most);
+    let trips = e.where_(&over, &most, &asked);
     let go = e.bool_scalar(true);
     let threshold = match inputs.iou_threshold {
         Some(t) => t.to_string(),

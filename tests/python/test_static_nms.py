@@ -1,0 +1,187 @@
+"""Issue 37, item 3: NonMaxSuppression in a fixed shape (crates/emit-static/src/nms/greedy.rs).
+
+Hypothesis draws NonMaxSuppression models: 1-2 batches, 1-3 classes, 0-24 boxes, boxes on an
+integer grid (touching, nested, equal and empty boxes, corners in either order) or in floats,
+`center_point_box` 0 or 1, `max_output_boxes_per_class` absent, 0, small, large or a graph input,
+an `iou_threshold` of 0, 0.3, 0.5 or 1, with or without a `score_threshold`, opsets 11 and 13.
+Each goes through `nonzero optimize --static` (fully static: a greedy Loop, no NMS left) and
+runs on ONNX Runtime's built-in kernels:
+
+- with distinct scores (one -inf at most per list), its rows cut to `<output>_count` equal ONNX
+  Runtime's NMS exactly, and are -1 past it;
+- with tied scores, ONNX Runtime's order among equal scores is its heap's, unspecified; the static
+  form takes the lower index first, checked against a NumPy greedy NMS written from ONNX
+  Runtime's SuppressByIOU, in float32.
+
+The profile is CI's: derandomized, no example database, no deadline; NONZERO_DIFFERENTIAL_EXAMPLES
+/ 5 examples each (at least 20), NONZERO_DIFFERENTIAL_SEED to draw others."""
+
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+import onnx
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, helper
+
+from conftest import session
+from onnx_cases import CLI
+
+EXAMPLES = max(20, int(os.environ.get("NONZERO_DIFFERENTIAL_EXAMPLES", "250")) // 5)
+SEED = os.environ.get("NONZERO_DIFFERENTIAL_SEED")
+PROFILE = settings(max_examples=EXAMPLES, derandomize=SEED is None, database=None, deadline=None,
+                   print_blob=False, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+MAX_OUTPUT = (None, 0, 1, 3, 1 << 40, "input")
+
+
+def nms_model(b, c, n, max_output, iou, threshold, center, opset):
+    inputs = [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [b, n, 4]),
+              helper.make_tensor_value_info("scores", TensorProto.FLOAT, [b, c, n])]
+    inits, names = [], ["boxes", "scores"]
+    if max_output == "input":
+        inputs.append(helper.make_tensor_value_info("max_output", TensorProto.INT64, [1]))
+        names.append("max_output")
+    elif max_output is not None:
+        inits.append(helper.make_tensor("max_output", TensorProto.INT64, [1], [max_output]))
+        names.append("max_output")
+    else:
+        names.append("")
+    inits.append(helper.make_tensor("iou", TensorProto.FLOAT, [1], [iou]))
+    names.append("iou")
+    if threshold is not None:
+        inits.append(helper.make_tensor("threshold", TensorProto.FLOAT, [1], [threshold]))
+        names.append("threshold")
+    node = helper.make_node("NonMaxSuppression", names, ["selected"], center_point_box=center)
+    graph = helper.make_graph([node], "nms", inputs,
+                              [helper.make_tensor_value_info("selected", TensorProto.INT64, ["k", 3])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=7)
+
+
+@st.composite
+def nms_cases(draw, ties):
+    b, c, n = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(0, 24))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    if draw(st.booleans()):
+        boxes = rng.integers(0, 12, (b, n, 4)).astype(np.float32)
+    else:
+        boxes = (rng.random((b, n, 4)) * 12).astype(np.float32)
+    if ties:
+        scores = rng.integers(0, 3, (b, c, n)).astype(np.float32) / 2
+    else:
+        scores = np.stack([np.stack([rng.permutation(n) for _ in range(c)]) for _ in range(b)]).astype(np.float32)
+        scores = scores / max(n, 1) + 0.01
+        if n and draw(st.booleans()):
+            scores[..., int(rng.integers(0, n))] = -np.inf
+    max_output = draw(st.sampled_from(MAX_OUTPUT))
+    threshold = draw(st.sampled_from((None, 0.4)))
+    model = nms_model(b, c, n, max_output, draw(st.sampled_from((0.0, 0.3, 0.5, 1.0))), threshold,
+                      draw(st.integers(0, 1)), draw(st.sampled_from((11, 13))))
+    feeds = {"boxes": boxes, "scores": scores}
+    if max_output == "input":
+        feeds["max_output"] = np.array([draw(st.sampled_from((-1, 0, 2, 100)))], dtype=np.int64)
+    return model, feeds
+
+
+def make_static(model, feeds):
+    with tempfile.TemporaryDirectory(prefix="nz-static-nms-") as work:
+        src, out, rep = (os.path.join(work, n) for n in ("in.onnx", "out.onnx", "report.json"))
+        onnx.save(model, src)
+        args = [str(CLI), "optimize", "--static", "--report-json", rep]
+        for name, value in feeds.items():
+            args += ["--input-shape", f"{name}=" + ",".join(str(d) for d in value.shape)]
+        done = subprocess.run([*args, src, out], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        with open(rep) as f:
+            return onnx.load(out), json.load(f)
+
+
+def static_rows(model, feeds):
+    static, report = make_static(model, feeds)
+    assert [r["kind"] for r in report["static"]["rewrites"]][-1] == "fixed-nms", report
+    ops = {n.op_type for n in static.graph.node}
+    assert "NonMaxSuppression" not in ops and [o.name for o in static.graph.output] == ["selected", "selected_count"]
+    rows, count = session(static, library=False, threads=1).run(None, feeds)
+    assert rows.dtype == np.int64 and rows.shape[1] == 3 and 0 <= count <= rows.shape[0]
+    assert (rows[count:] == -1).all(), rows
+    return rows[:count]
+
+
+def iou_above(a, b, center, threshold):
+    """ONNX Runtime's SuppressByIOU for boxes a (selected) and b, in float32."""
+    f = np.float32
+    if center:
+        hw = (f(a[2]) / f(2), f(a[3]) / f(2), f(b[2]) / f(2), f(b[3]) / f(2))
+        x1 = (f(a[0]) - hw[0], f(a[0]) + hw[0])
+        x2 = (f(b[0]) - hw[2], f(b[0]) + hw[2])
+        y1 = (f(a[1]) - hw[1], f(a[1]) + hw[1])
+        y2 = (f(b[1]) - hw[3], f(b[1]) + hw[3])
+    else:
+        x1, x2 = (min(a[1], a[3]), max(a[1], a[3])), (min(b[1], b[3]), max(b[1], b[3]))
+        y1, y2 = (min(a[0], a[2]), max(a[0], a[2])), (min(b[0], b[2]), max(b[0], b[2]))
+    ix = (max(x1[0], x2[0]), min(x1[1], x2[1]))
+    iy = (max(y1[0], y2[0]), min(y1[1], y2[1]))
+    if ix[1] <= ix[0] or iy[1] <= iy[0]:
+        return False
+    inter = f(ix[1] - ix[0]) * f(iy[1] - iy[0])
+    area1 = f(x1[1] - x1[0]) * f(y1[1] - y1[0])
+    area2 = f(x2[1] - x2[0]) * f(y2[1] - y2[0])
+    union = f(area1 + area2) - inter
+    if inter <= 0 or area1 <= 0 or area2 <= 0 or union <= 0:
+        return False
+    return f(inter / union) > f(threshold)
+
+
+def reference(boxes, scores, max_output, iou, threshold, center):
+    """Greedy NMS, the lower index first among equal scores."""
+    out = []
+    b_, c_, n = scores.shape
+    for b in range(b_):
+        for c in range(c_):
+            order = sorted(range(n), key=lambda i: (-scores[b, c, i], i))
+            kept = []
+            for i in order:
+                if threshold is not None and not scores[b, c, i] > np.float32(threshold):
+                    continue
+                if len(kept) >= max_output:
+                    break
+                if not any(iou_above(boxes[b, k], boxes[b, i], center, iou) for k in kept):
+                    kept.append(i)
+            out += [(b, c, k) for k in kept]
+    return np.array(out, dtype=np.int64).reshape(-1, 3)
+
+
+def check(model, feeds, ties):
+    rows = static_rows(model, feeds)
+    if not ties:
+        (want,) = session(model, library=False, threads=1).run(None, feeds)
+        assert np.array_equal(rows, want), (rows, want)
+        return
+    node = model.graph.node[0]
+    inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    max_output = feeds.get("max_output", inits.get("max_output", np.array([0])))[0]
+    threshold = inits["threshold"][0] if "threshold" in inits else None
+    center = next((a.i for a in node.attribute if a.name == "center_point_box"), 0)
+    want = reference(feeds["boxes"], feeds["scores"], max(int(max_output), 0), inits["iou"][0], threshold, center)
+    assert np.array_equal(rows, want), (rows, want)
+
+
+def run_property(ties):
+    @PROFILE
+    @given(case=nms_cases(ties))
+    def prop(case):
+        check(*case, ties)
+
+    if SEED is not None:
+        prop = seed(int(SEED))(prop)
+    prop()
+
+
+def test_fixed_nms_equals_onnxruntime_on_distinct_scores():
+    run_property(ties=False)
+
+
+def test_fixed_nms_takes_the_lower_index_first_among_equal_scores():
+    run_property(ties=True)
