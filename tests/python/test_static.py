@@ -177,8 +177,10 @@ def test_trimmed_outputs_equal_the_original(export_id, capacity):
                 written = writes(report, name, feeds, want, value)
                 assert_equal(f"{export_id} {case} {name}", got[name], value, name in rounding, written)
             compared += 1
-    # Every case ran, but the invalid ones (ts17's `y[m] = v` with more than one true row).
-    assert compared == 2 * len([c for c in sc.CASES if not sc.invalid(entry, c)])
+    # Every case ran, but the invalid ones (ts17's `y[m] = v` with more than one true row) and
+    # NMS's specials.
+    skipped = {"specials"} if export_id in NMS else set()
+    assert compared == 2 * len([c for c in sc.CASES if not sc.invalid(entry, c) and c not in skipped])
 
 
 @pytest.mark.parametrize("export_id", [i for i in IDS if i not in LEFT])
