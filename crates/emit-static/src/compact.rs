@@ -23,7 +23,7 @@ use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::NodeProto;
 
 /// `condition ? a : b` for int64 `a` and `b` (broadcasting), as `b + condition * (a - b)`.
-fn choose(e: &mut Emitter, condition: &str, a: &str, b: &str) -> String {
+pub(crate) fn choose(e: &mut Emitter, condition: &str, a: &str, b: &str) -> String {
     let flag = e.cast(condition, DataType::Int64);
     let step = e.binary("Sub", a, b);
     let scaled = e.binary("Mul", &flag, &step);
@@ -31,6 +31,7 @@ fn choose(e: &mut Emitter, condition: &str, a: &str, b: &str) -> String {
 }
 
 /// The tensors the compaction of one NonZero leaves for its readers.
+#[derive(Debug, Clone)]
 pub struct Compacted {
     /// int64 scalar: the selected count, at most the capacity.
     pub count: String,

@@ -3,7 +3,7 @@
 //! rows, graph outputs re-padded and each padded graph output's `<name>_count`. The list is a
 //! compacted NonZero ([`super::capacity`]) or a fixed-shape NonMaxSuppression ([`super::nms`]).
 
-use super::compact::{self, Compacted};
+use super::compact::{self, choose, Compacted};
 use super::emit::Emitter;
 use super::scope::Scope;
 use super::{outputs, padding, replace, scatter, static_dims, StaticPass};
@@ -60,7 +60,7 @@ pub(super) fn plan(view: &View, flow: &padding::Flow) -> Result<Sinks, (Reason, 
             (r.clone(), sizes.collect(), info.elem_type.unwrap_or(0))
         })
         .collect();
-    let writes = scatter_sizes(&shapes, &index, graph, &flow)?;
+    let writes = scatter_sizes(shapes, index, graph, flow)?;
     let repads: Vec<(String, usize, usize, i32)> = flow
         .repad
         .iter()
@@ -103,6 +103,7 @@ impl StaticPass<'_> {
                 .expect("the gather is still there");
             let gather = graph.node[g].clone();
             let mut e = Emitter::new(graph, scope, &describe(&gather));
+            let compacted = &compacted.limited(&mut e, flow.limits.get(&out).copied());
             if compact::emit_gather(&mut e, &gather, compacted, &sizes).is_none() {
                 return Err(StaticError::Refused(format!(
                     "GatherND {}: its data has no zero (strings)",
@@ -120,6 +121,7 @@ impl StaticPass<'_> {
                 .expect("the reduction is still there");
             let node = graph.node[at].clone();
             let mut e = Emitter::new(graph, scope, &describe(&node));
+            let compacted = &compacted.limited(&mut e, flow.limits.get(&reduction.output).copied());
             let done =
                 compact::emit_reduction(&mut e, &node, compacted, &reduction, &sizes, data_type);
             if done.is_none() {
@@ -140,6 +142,7 @@ impl StaticPass<'_> {
                 .expect("the nested NonZero is still there");
             let node = graph.node[at].clone();
             let mut e = Emitter::new(graph, scope, &describe(&node));
+            let compacted = &compacted.limited(&mut e, flow.limits.get(nested).copied());
             let kept = compact::emit_unpadded_mask(&mut e, &node.input[0], compacted);
             let mut remasked = node;
             remasked.input[0] = kept;
@@ -164,6 +167,7 @@ impl StaticPass<'_> {
             let at = position_of(graph, &pick.output);
             let gather = graph.node[at].clone();
             let mut e = Emitter::new(graph, scope, &describe(&gather));
+            let compacted = &compacted.limited(&mut e, flow.limits.get(&pick.output).copied());
             scatter::emit_regrouped(&mut e, pick, compacted);
             let inputs = replace(graph, at, e);
             self.report.removed_nodes += remove_dead(graph, inputs);
@@ -172,6 +176,7 @@ impl StaticPass<'_> {
             let at = position_of(graph, &name);
             let mut e = Emitter::new(graph, scope, &format!("{name}/repad"));
             let unpadded = e.fresh("unpadded");
+            let compacted = &compacted.limited(&mut e, flow.limits.get(&name).copied());
             graph.node[at].output[0] = unpadded.clone();
             if scatter::emit_repad(&mut e, &unpadded, &name, axis, rank, elem_type, compacted)
                 .is_none()
@@ -183,12 +188,34 @@ impl StaticPass<'_> {
             e.insert(graph, at + 1);
         }
         for (name, axis) in &flow.outputs {
-            outputs::add_count_output(graph, name, *axis, compacted)?;
+            let mut e = Emitter::new(graph, scope, &format!("{name}/count"));
+            let compacted = compacted.limited(&mut e, flow.limits.get(name).copied());
+            e.insert(graph, graph.node.len());
+            outputs::add_count_output(graph, name, *axis, &compacted)?;
             self.summary
                 .count_outputs
                 .push((name.clone(), format!("{name}_count"), *axis));
         }
         Ok(())
+    }
+}
+
+impl Compacted {
+    /// The first `limit` rows only (`x[:L]` along the padded axis): the count is at most L,
+    /// and the padding is cut there. Itself when there is no limit below the capacity.
+    pub fn limited(&self, e: &mut Emitter, limit: Option<i64>) -> Compacted {
+        let Some(limit) = limit.filter(|&l| l < self.capacity) else {
+            return self.clone();
+        };
+        let cap = e.scalar(limit);
+        let fits = e.binary("Less", &self.count, &cap);
+        Compacted {
+            count: choose(e, &fits, &self.count, &cap),
+            padding: e.slice1(&self.padding, 0, limit),
+            flat: e.slice1(&self.flat, 0, limit),
+            numel: self.numel,
+            capacity: limit,
+        }
     }
 }
 

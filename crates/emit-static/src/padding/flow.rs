@@ -14,6 +14,9 @@ pub enum GatherKind {
 /// What the padding reaches.
 #[derive(Debug, Default)]
 pub struct Flow {
+    /// The tensors (sinks by their output, graph outputs by name) that read only the first L
+    /// rows (`keep[:L]` on the way): their count is min(count, L).
+    pub limits: std::collections::HashMap<String, i64>,
     /// Gathers indexed by the padded coordinates, by output name.
     pub gathers: Vec<(String, GatherKind)>,
     /// Graph outputs reached, with their padded axis.
@@ -59,4 +62,43 @@ pub struct Reduction {
     /// The reduced axes (normalized, sorted).
     pub axes: Vec<usize>,
     pub keepdims: bool,
+}
+
+impl Flow {
+    /// A write of padded rows at indices this selection does not pad would write them at real
+    /// places: every write of updates (by output) must also be one of indices.
+    pub(super) fn check_writes(
+        &mut self,
+        updates: Vec<String>,
+        mut indices: Vec<String>,
+    ) -> Result<(), String> {
+        if let Some(out) = updates.iter().find(|u| !indices.contains(u)) {
+            return Err(format!(
+                "{out} writes padded rows at indices that are not this selection's coordinates (not padding-safe)"
+            ));
+        }
+        indices.sort();
+        indices.dedup();
+        self.scatters = indices;
+        Ok(())
+    }
+
+    /// Gathers along the padded axis (indices, gather) must read at the coordinates of a second
+    /// selection over these rows, which is compacted in turn.
+    pub(super) fn check_selected_by(
+        &self,
+        view: &crate::trace::View,
+        selected_by: Vec<(String, String)>,
+    ) -> Result<(), String> {
+        for (indices, gather) in selected_by {
+            let nested = crate::trace::trace(view, &indices).filter(|t| t.mask_rank == 1);
+            let first = nested.as_ref().and_then(|t| t.chain.first());
+            if !first.is_some_and(|nonzero| self.nested.contains(nonzero)) {
+                return Err(format!(
+                    "Gather {gather} reads padded rows at {indices}, which are not the coordinates of a selection over them (not padding-safe)"
+                ));
+            }
+        }
+        Ok(())
+    }
 }

@@ -13,6 +13,7 @@ struct Join {
     inputs: Vec<String>,
     /// Each input that arrived: (coordinates, dirty).
     arrived: HashMap<String, (bool, bool)>,
+    limit: Option<i64>,
     axis: usize,
     rank: usize,
 }
@@ -44,8 +45,9 @@ impl Joins {
                 arrived: HashMap::new(),
                 axis: t.axis,
                 rank: t.rank,
+                limit: t.limit,
             });
-        if join.axis != t.axis || join.rank != t.rank {
+        if join.axis != t.axis || join.rank != t.rank || join.limit != t.limit {
             return false;
         }
         join.arrived.insert(t.name.clone(), (t.coords, t.dirty));
@@ -74,6 +76,7 @@ impl Joins {
                     spread: false,
                     dirty,
                     index: None,
+                    limit: join.limit,
                 }
             })
             .collect()

@@ -11,6 +11,7 @@ use crate::graph::is_float;
 use crate::graph::{describe, int_attr, ints_attr};
 use crate::trace::View;
 
+mod coords;
 mod flow;
 mod index;
 mod joins;
@@ -38,6 +39,8 @@ struct Padded {
     /// An integer index computed from the coordinates (`r * W + c`): the padding's one value
     /// (the coordinates' -1 through the same arithmetic); real rows are valid indices.
     index: Option<i64>,
+    /// Only the first rows of the padded axis are left (`x[:L]`): the count is at most L.
+    limit: Option<i64>,
 }
 
 /// True when `name` is `[C, 1]`.
@@ -79,6 +82,7 @@ fn follow_from(
             spread: false,
             dirty: false,
             index: None,
+            limit: None,
         })
         .collect();
     let (mut scatter_updates, mut scatter_indices) = (vec![], vec![]);
@@ -106,6 +110,12 @@ fn follow_from(
             let count = rows::count_dim(view, &t.name, t.axis);
             for &(r, slot) in view.index.readers_of(&t.name) {
                 let node = &view.graph.node[r];
+                if let Some(limit) = t.limit {
+                    // What reads these rows (a sink, by its output) sees the limited count.
+                    for name in std::iter::once(&t.name).chain(&node.output) {
+                        flow.limits.insert(name.clone(), limit);
+                    }
+                }
                 let op = node.op_type.as_deref().unwrap_or("");
                 let refuse = || {
                     Err(format!(
@@ -133,9 +143,19 @@ fn follow_from(
                     spread: false,
                     dirty: t.dirty,
                     index: None,
+                    limit: t.limit,
                 };
                 if t.spread && !matches!(op, "Expand" | "ScatterElements" | "ScatterND") {
                     return refuse();
+                }
+                // The first L rows (`keep[:L]`): the count is at most L.
+                if let Some(limit) = steps::prefix(view, node, op, slot, t.axis) {
+                    let limit = t.limit.map_or(limit, |l| l.min(limit));
+                    todo.push(Padded {
+                        limit: Some(limit),
+                        ..step(t.axis, t.rank, t.coords)
+                    });
+                    continue;
                 }
                 if let Some(pick) = rows::regrouped(view, node, op, slot, &t) {
                     flow.regrouped.push(pick);
@@ -145,6 +165,7 @@ fn follow_from(
                     rows::Next::Push(next) => {
                         todo.push(Padded {
                             name: node.output[0].clone(),
+                            limit: t.limit,
                             ..next
                         });
                         continue;
@@ -272,55 +293,21 @@ fn follow_from(
                         todo.push(step(0, 1, true))
                     }
                     "GatherND" if coords_2d && slot == 1 && node.input.len() == 2 => {
-                        let batch_dims = int_attr(node, "batch_dims").ok().flatten().unwrap_or(0);
-                        let data = static_dims(view.shapes, &node.input[0]);
-                        let leading = data.as_ref().and_then(|d| d.get(..mask_dims.len()));
-                        // Or coordinates of fewer axes (a column, unsqueezed: dynamo's
-                        // `hidden[token]`): each -1 must index a non-empty axis.
-                        let width = view
-                            .shapes
-                            .get(&t.name)
-                            .dims
-                            .and_then(|d| d.get(1)?.as_static());
-                        let width = width
-                            .and_then(|w| usize::try_from(w).ok())
-                            .unwrap_or(mask_dims.len());
-                        let indexed = data.as_ref().and_then(|d| d.get(..width));
-                        // (Full coordinates index the mask's own sizes, as before.)
-                        let nonempty = width < mask_dims.len()
-                            && indexed.is_some_and(|d| d.iter().all(|&x| x >= 1));
-                        if batch_dims != 0 || (leading != Some(mask_dims) && !nonempty) {
+                        let Some((kind, rank)) =
+                            coords::gather_nd(view, node, &t, coordinates, mask_dims)
+                        else {
                             return refuse();
-                        }
-                        // The flat positions stand for the coordinates only where the data's
-                        // leading sizes are the mask's.
-                        let direct = leading == Some(mask_dims)
-                            && crate::trace::trace(view, &node.input[1]).is_some_and(|tr| {
-                                !tr.squeezed
-                                    && !coordinates.is_empty()
-                                    && tr.chain.first().map(String::as_str) == Some(coordinates)
-                            });
-                        flow.gathers
-                            .push((node.output[0].clone(), GatherKind::Nd { direct }));
-                        let rank = data.map_or(0, |d| d.len()) + 1 - width;
+                        };
+                        flow.gathers.push((node.output[0].clone(), kind));
                         todo.push(step(0, rank, false));
                     }
                     "Gather" if column && slot == 1 && node.input.len() == 2 => {
-                        // Index -1 is valid only where the gathered axis is not empty: the padding
-                        // exists only when the mask has elements, and its one dim must be that axis.
-                        let data = static_dims(view.shapes, &node.input[0]);
-                        let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
-                        let rank = data.as_ref().map_or(0, Vec::len) as i64;
-                        let axis = if axis < 0 { axis + rank } else { axis };
-                        let size = data
-                            .as_ref()
-                            .and_then(|d| d.get(usize::try_from(axis).ok()?));
-                        if size.is_none_or(|&s| s < 1) {
+                        let Some((axis, rank)) = coords::gather_column(view, node) else {
                             return refuse();
-                        }
+                        };
                         flow.gathers
-                            .push((node.output[0].clone(), GatherKind::Axis(axis as usize)));
-                        todo.push(step(axis as usize, rank as usize, false));
+                            .push((node.output[0].clone(), GatherKind::Axis(axis)));
+                        todo.push(step(axis, rank, false));
                     }
                     "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd"
                         if !t.coords =>
@@ -402,27 +389,7 @@ fn follow_from(
     if let Some(why) = joins.unfinished() {
         return Err(why);
     }
-    // A write of padded rows at indices this selection does not pad would write them at real
-    // places.
-    if let Some(out) = scatter_updates
-        .iter()
-        .find(|u| !scatter_indices.contains(u))
-    {
-        return Err(format!(
-            "{out} writes padded rows at indices that are not this selection's coordinates (not padding-safe)"
-        ));
-    }
-    scatter_indices.sort();
-    scatter_indices.dedup();
-    flow.scatters = scatter_indices;
-    for (indices, gather) in selected_by {
-        let nested = crate::trace::trace(view, &indices).filter(|t| t.mask_rank == 1);
-        let first = nested.as_ref().and_then(|t| t.chain.first());
-        if !first.is_some_and(|nonzero| flow.nested.contains(nonzero)) {
-            return Err(format!(
-                "Gather {gather} reads padded rows at {indices}, which are not the coordinates of a selection over them (not padding-safe)"
-            ));
-        }
-    }
+    flow.check_writes(scatter_updates, scatter_indices)?;
+    flow.check_selected_by(view, selected_by)?;
     Ok(flow)
 }

@@ -351,6 +351,7 @@ pub(super) fn push(
         spread,
         dirty,
         index,
+        limit: None,
     })
 }
 

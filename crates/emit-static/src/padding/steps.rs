@@ -136,3 +136,25 @@ pub(super) fn whole_shape<'g>(view: &View<'g>, shape: &str) -> Option<&'g NodePr
         && int_attr(node, "end").ok().flatten().is_none();
     whole.then_some(node)
 }
+
+/// `Slice(x, [0], [L], [axis])` (steps 1, L >= 0) along the padded axis: L.
+pub(super) fn prefix(
+    view: &View,
+    node: &NodeProto,
+    op: &str,
+    slot: usize,
+    axis: usize,
+) -> Option<i64> {
+    if op != "Slice" || slot != 0 || node.input.len() < 4 {
+        return None;
+    }
+    let rank = view.shapes.get(&node.input[0]).rank()?;
+    let ints = |at: usize| match node.input.get(at).filter(|n| !n.is_empty()) {
+        Some(n) => view.const_ints(n),
+        None => Some(vec![1]),
+    };
+    let (starts, ends, axes, steps) = (ints(1)?, ints(2)?, ints(3)?, ints(4)?);
+    let on_axis = matches!(axes.as_slice(), [a] if crate::infer::axis_in(*a, rank) == Some(axis));
+    (on_axis && starts == [0] && steps == [1]).then_some(())?;
+    ends.first().filter(|&&l| l >= 0).copied()
+}

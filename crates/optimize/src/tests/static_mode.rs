@@ -136,8 +136,18 @@ fn unsafe_readers_and_value_dependent_ops_are_named() {
             node("NonZero", &["x"], &["nz"], vec![]),
             node("ReduceMax", &["nz"], &["top"], vec![int("keepdims", 0)]),
             node("Reshape", &["x", "shape"], &["r"], vec![]),
-            node("NonMaxSuppression", &["boxes", "scores", "max"], &["sel"], vec![]),
-            node("ReduceMax", &["sel"], &["top_sel"], vec![int("keepdims", 0)]),
+            node(
+                "NonMaxSuppression",
+                &["boxes", "scores", "max"],
+                &["sel"],
+                vec![],
+            ),
+            node(
+                "ReduceMax",
+                &["sel"],
+                &["top_sel"],
+                vec![int("keepdims", 0)],
+            ),
             node("Unique", &["x"], &["u"], vec![]),
         ],
         vec![

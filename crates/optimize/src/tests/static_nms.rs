@@ -153,7 +153,8 @@ fn a_score_threshold_is_the_fixed_forms_candidates() {
     let ops = main_listing(&m);
     // The masked scores (-inf where m is false) against the model's own threshold.
     assert!(
-        ops.iter().any(|n| n.starts_with("Greater(") && n.contains(",thr)")),
+        ops.iter()
+            .any(|n| n.starts_with("Greater(") && n.contains(",thr)")),
         "{ops:#?}"
     );
     assert!(report.left.is_empty(), "{:?}", report.left);
@@ -165,7 +166,8 @@ fn an_nms_whose_rows_reach_an_unsafe_reader_keeps_the_exact_form() {
     // rewrite left it, over every box, the masked ones scored -inf under a -inf threshold.
     let mut model_proto = ModelProto::decode(mask_then_nms("m", false).as_slice()).unwrap();
     let g = model_proto.graph.as_mut().unwrap();
-    g.node.push(node("CumSum", &["sel", "zero_axis"], &["top"], vec![]));
+    g.node
+        .push(node("CumSum", &["sel", "zero_axis"], &["top"], vec![]));
     g.initializer.push(TensorProto {
         dims: vec![],
         ..int64s("zero_axis", &[0])
@@ -205,4 +207,89 @@ fn a_gather_of_a_selection_by_another_mask_keeps_the_remapped_indices() {
         last.starts_with("Gather(read,") && last.ends_with("->y"),
         "{last}"
     );
+}
+
+/// A bare NonMaxSuppression over `[2, 5, 4]` boxes and `[2, 3, 5]` scores, at most 2 per batch
+/// and class (`max_output` from a graph input when `max_input`).
+fn bare_nms(max_input: bool) -> Vec<u8> {
+    let mut inputs = vec![
+        value("boxes", DataType::Float, Some(&["2", "5", "4"])),
+        value("scores", DataType::Float, Some(&["2", "3", "5"])),
+    ];
+    let mut initializers = vec![float1("iou", 0.5)];
+    if max_input {
+        inputs.push(value("max", DataType::Int64, Some(&["1"])));
+    } else {
+        initializers.push(int64s("max", &[2]));
+    }
+    let g = graph(
+        vec![node(
+            "NonMaxSuppression",
+            &["boxes", "scores", "max", "iou"],
+            &["sel"],
+            vec![int("center_point_box", 1)],
+        )],
+        inputs,
+        &["sel"],
+        initializers,
+    );
+    model(g, 13)
+}
+
+/// `--static` on a model whose inputs are all fixed.
+fn run_bare(bytes: &[u8]) -> (ModelProto, crate::Report) {
+    let (out, report) = optimize_with(bytes, &static_options(&[])).expect("static");
+    (
+        ModelProto::decode(out.as_slice()).expect("re-parse"),
+        report,
+    )
+}
+
+#[test]
+fn a_bare_nms_becomes_a_greedy_loop_with_rows_for_every_batch_and_class() {
+    for (max_input, rows) in [(false, 2 * 3 * 2), (true, 2 * 3 * 5)] {
+        let (m, report) = run_bare(&bare_nms(max_input));
+        let g = m.graph.as_ref().unwrap();
+        let ops = main_listing(&m);
+        assert!(
+            !ops.iter().any(|n| n.starts_with("NonMaxSuppression")),
+            "{ops:#?}"
+        );
+        assert_eq!(ops.iter().filter(|n| n.starts_with("Loop(")).count(), 1);
+        // Every batch and class keeps at most K boxes: K = 2 from the constant, all 5 when the
+        // bound is only known at run time.
+        assert_eq!(
+            declared_dims(&g.output[0]),
+            [rows, 3],
+            "max from an input: {max_input}"
+        );
+        assert_eq!(g.output[1].name(), "sel_count");
+        assert!(report.left.is_empty(), "{:?}", report.left);
+        let summary = report.static_mode.as_ref().unwrap();
+        let line = &summary.rewrites.last().unwrap().1;
+        assert!(line.contains("over [2, 3, 5] boxes"), "{line}");
+    }
+}
+
+#[test]
+fn an_nms_without_max_output_boxes_keeps_no_box() {
+    // ONNX's default max_output_boxes_per_class is 0: an empty [0, 3], no Loop.
+    let g = graph(
+        vec![node(
+            "NonMaxSuppression",
+            &["boxes", "scores"],
+            &["sel"],
+            vec![],
+        )],
+        vec![
+            value("boxes", DataType::Float, Some(&["1", "5", "4"])),
+            value("scores", DataType::Float, Some(&["1", "1", "5"])),
+        ],
+        &["sel"],
+        vec![],
+    );
+    let (m, report) = run_bare(&model(g, 13));
+    assert_eq!(declared_dims(&m.graph.as_ref().unwrap().output[0]), [0, 3]);
+    assert!(!main_listing(&m).iter().any(|n| n.starts_with("Loop(")));
+    assert!(report.left.is_empty(), "{:?}", report.left);
 }

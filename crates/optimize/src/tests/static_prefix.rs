@@ -1,0 +1,71 @@
+//! The first rows of a padded list (issue 37, item 3): `keep[:L]` along the padded axis keeps
+//! its padding as a prefix, with the count min(count, L) for every reader after it (emit-static's
+//! padding/steps.rs `prefix`, sinks.rs `Compacted::limited`). The values are checked on ONNX
+//! Runtime by tests/python/test_static_nms.py and the detectors' `keep[:detections]`.
+
+use super::*;
+use crate::optimize_with;
+
+fn op_count(g: &GraphProto, op: &str) -> usize {
+    g.node
+        .iter()
+        .filter(|n| n.op_type.as_deref() == Some(op))
+        .count()
+}
+
+/// `x[m][:3]`: the first rows of a selection, and their sum.
+fn first_rows() -> Vec<u8> {
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["x", "t"], &["rows"], vec![]),
+            node("Slice", &["rows", "zero", "three", "zero"], &["y"], vec![]),
+            node(
+                "ReduceSum",
+                &["y", "zero"],
+                &["s"],
+                vec![int("keepdims", 0)],
+            ),
+        ],
+        vec![
+            value("m", DataType::Bool, Some(&["n"])),
+            value("x", DataType::Float, Some(&["n", "2"])),
+        ],
+        &["y", "s"],
+        vec![int64s("zero", &[0]), int64s("three", &[3])],
+    );
+    model(g, 17)
+}
+
+#[test]
+fn the_first_rows_of_a_selection_count_at_most_that_many() {
+    let options = static_options(&[("m", &[7]), ("x", &[7, 2])]);
+    let (bytes, report) = optimize_with(&first_rows(), &options).expect("static");
+    let m = ModelProto::decode(bytes.as_slice()).unwrap();
+    let g = m.graph.as_ref().unwrap();
+    let s = report.static_mode.as_ref().unwrap();
+    assert_eq!(
+        s.count_outputs,
+        vec![("y".to_string(), "y_count".to_string(), 0)]
+    );
+    // The Slice stays: [7, 2] rows cut to [3, 2]. The count is min(count, 3), and the sum
+    // masks the first 3 rows of the padding.
+    assert!(op_count(g, "Slice") >= 1);
+    let listing = main_listing(&m);
+    let count = g.node.iter().find(|n| n.output[0] == "y_count").unwrap();
+    let min = g
+        .node
+        .iter()
+        .find(|n| n.output[0] == count.input[0])
+        .unwrap();
+    assert_eq!(min.op_type.as_deref(), Some("Add"), "{listing:#?}");
+    let sum_mask = listing
+        .iter()
+        .filter(|l| l.starts_with("Slice(") && l.contains("/not"))
+        .count();
+    assert_eq!(
+        sum_mask, 2,
+        "the sum's and the count output's cut padding: {listing:#?}"
+    );
+}
