@@ -185,3 +185,80 @@ def test_fixed_nms_equals_onnxruntime_on_distinct_scores():
 
 def test_fixed_nms_takes_the_lower_index_first_among_equal_scores():
     run_property(ties=True)
+
+
+def batched_nms_model(n):
+    """torchvision's `_batched_nms_coordinate_trick` over a selection, as TorchScript writes it:
+    `b, s = boxes[m], scores[m]`; `keep = empty if b.numel() == 0 else nms(b + offsets, s)`
+    (the offsets from `b.max()`), then `b[keep[:3]]`."""
+    h, T = helper, TensorProto
+
+    def const(name, value, dtype=T.INT64):
+        return h.make_tensor(name, dtype, [len(value)], value)
+
+    else_nodes = [
+        h.make_node("ReduceMax", ["b"], ["top"], keepdims=0),
+        h.make_node("Add", ["top", "one_f"], ["top1"]),
+        h.make_node("Mul", ["s", "top1"], ["offset"]),
+        h.make_node("Unsqueeze", ["offset", "axis1"], ["offset_col"]),
+        h.make_node("Add", ["b", "offset_col"], ["shifted"]),
+        h.make_node("Unsqueeze", ["shifted", "axis0"], ["b3"]),
+        h.make_node("Unsqueeze", ["s", "axes01"], ["s3"]),
+        h.make_node("NonMaxSuppression", ["b3", "s3", "max_out", "iou"], ["sel"]),
+        h.make_node("Gather", ["sel", "two"], ["col"], axis=1),
+        h.make_node("Squeeze", ["col", "axis1"], ["kept"]),
+    ]
+    else_branch = h.make_graph(else_nodes, "else", [], [h.make_tensor_value_info("kept", T.INT64, [None])],
+                               [const("max_out", [100]), h.make_tensor("iou", T.FLOAT, [1], [0.5]),
+                                h.make_tensor("one_f", T.FLOAT, [], [1.0]), const("two", [2]),
+                                const("axis0", [0]), const("axis1", [1]), const("axes01", [0, 1])])
+    then_branch = h.make_graph(
+        [h.make_node("Constant", [], ["none"], value=h.make_tensor("e", T.INT64, [0], []))], "then", [],
+        [h.make_tensor_value_info("none", T.INT64, [0])])
+    nodes = [
+        h.make_node("NonZero", ["m"], ["nz"]),
+        h.make_node("Transpose", ["nz"], ["rows"], perm=[1, 0]),
+        h.make_node("Squeeze", ["rows", "one"], ["at"]),
+        h.make_node("Gather", ["boxes", "at"], ["b"], axis=0),
+        h.make_node("Gather", ["scores", "at"], ["s"], axis=0),
+        h.make_node("Shape", ["b"], ["shape"]),
+        h.make_node("ReduceProd", ["shape"], ["numel"], keepdims=0),
+        h.make_node("Equal", ["numel", "zero"], ["empty"]),
+        h.make_node("If", ["empty"], ["keep"], then_branch=then_branch, else_branch=else_branch),
+        h.make_node("Slice", ["keep", "zero1", "three", "zero1"], ["first"]),
+        h.make_node("Gather", ["b", "first"], ["y"], axis=0),
+    ]
+    graph = h.make_graph(nodes, "batched_nms",
+                         [h.make_tensor_value_info("boxes", T.FLOAT, [n, 4]),
+                          h.make_tensor_value_info("scores", T.FLOAT, [n]),
+                          h.make_tensor_value_info("m", T.BOOL, [n])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [None, 4])],
+                         [const("one", [1]), h.make_tensor("zero", T.INT64, [], [0]), const("zero1", [0]),
+                          const("three", [3])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 13)], ir_version=7)
+
+
+def test_a_count_decided_if_over_a_selection_becomes_its_else_branch():
+    """The If's size test reads the padded selection, so it cannot be folded; the else branch
+    takes its place (NMS over the valid rows keeps nothing of none, as the then branch), and the
+    whole model is static: the kept boxes, cut to their count, are the original's, for masks that
+    select some boxes and for one that selects none (the original's then branch)."""
+    n = 12
+    model = batched_nms_model(n)
+    feeds = {"boxes": np.zeros((n, 4), np.float32), "scores": np.zeros(n, np.float32), "m": np.zeros(n, bool)}
+    static, report = make_static(model, feeds)
+    kinds = [r["kind"] for r in report["static"]["rewrites"]]
+    assert "count-if" in kinds and "fixed-nms" in kinds, kinds
+    ops = {n.op_type for n in static.graph.node}
+    assert not ops & {"If", "NonZero", "NonMaxSuppression"}, ops
+    original, made = session(model, library=False, threads=1), session(static, library=False, threads=1)
+    rng = np.random.default_rng(7)
+    for trial in range(60):
+        xy = rng.random((n, 2)).astype(np.float32) * 10
+        feeds = {"boxes": np.concatenate([xy, xy + 1 + rng.random((n, 2)).astype(np.float32) * 4], axis=1),
+                 "scores": rng.permutation(n).astype(np.float32) / n,
+                 "m": rng.random(n) < (0.0 if trial % 5 == 0 else rng.random())}
+        (want,) = original.run(None, feeds)
+        got, count = made.run(None, feeds)
+        assert np.array_equal(got[:count], want), (trial, got, want)
+        assert (got[count:] == 0).all()

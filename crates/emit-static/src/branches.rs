@@ -39,22 +39,7 @@ pub fn fold_known(graph: &mut GraphProto, scope: &Scope) -> Vec<String> {
         let Some((at, taken, branch)) = known else {
             break;
         };
-        let node = graph.node.remove(at);
-        let mut nodes = branch.node;
-        // The branch's outputs become the If's: an Identity each (ONNX Runtime removes them).
-        for (inner, outer) in branch.output.iter().zip(&node.output) {
-            let inner = inner.name.clone().unwrap_or_default();
-            nodes.push(NodeProto {
-                input: vec![inner],
-                output: vec![outer.clone()],
-                name: Some(format!("{outer}/taken_{taken}")),
-                op_type: Some("Identity".into()),
-                domain: Some(String::new()),
-                ..Default::default()
-            });
-        }
-        graph.node.splice(at..at, nodes);
-        graph.initializer.extend(branch.initializer);
+        let node = take(graph, at, taken, branch);
         lines.push(scope.line(format!(
             "If {}: the shapes fix its condition, and its {taken} takes its place",
             describe(&node)
@@ -63,9 +48,30 @@ pub fn fold_known(graph: &mut GraphProto, scope: &Scope) -> Vec<String> {
     lines
 }
 
+/// Replaces the If at `at` by the nodes of its branch `taken` (named so in `branch`); returns the
+/// If. The branch's outputs become the If's: an Identity each (ONNX Runtime removes them).
+pub fn take(graph: &mut GraphProto, at: usize, taken: &str, branch: GraphProto) -> NodeProto {
+    let node = graph.node.remove(at);
+    let mut nodes = branch.node;
+    for (inner, outer) in branch.output.iter().zip(&node.output) {
+        let inner = inner.name.clone().unwrap_or_default();
+        nodes.push(NodeProto {
+            input: vec![inner],
+            output: vec![outer.clone()],
+            name: Some(format!("{outer}/taken_{taken}")),
+            op_type: Some("Identity".into()),
+            domain: Some(String::new()),
+            ..Default::default()
+        });
+    }
+    graph.node.splice(at..at, nodes);
+    graph.initializer.extend(branch.initializer);
+    node
+}
+
 /// True when a name the branch defines is also defined in the rest of `graph` (the If at `at`
 /// aside): inlining would then define it twice.
-fn shadows(graph: &GraphProto, at: usize, branch: &GraphProto) -> bool {
+pub fn shadows(graph: &GraphProto, at: usize, branch: &GraphProto) -> bool {
     let mut outside = HashSet::new();
     for (_, node) in graph.node.iter().enumerate().filter(|&(i, _)| i != at) {
         outside.extend(node.output.iter().cloned());

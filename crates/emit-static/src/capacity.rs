@@ -5,7 +5,7 @@
 
 use super::emit::Emitter;
 use super::scope::Scope;
-use super::{compact, padding, replace, sinks, static_dims, StaticPass};
+use super::{compact, count_if, padding, replace, sinks, static_dims, StaticPass};
 use crate::graph::{describe, is_onnx_op};
 use crate::trace::View;
 use crate::StaticError;
@@ -44,34 +44,35 @@ impl StaticPass<'_> {
             };
             let node = &graph.node[at];
             let (mask, output) = (node.input[0].clone(), node.output[0].clone());
-            let plan = (|| {
-                let info = shapes.get(&mask);
-                let dims = static_dims(&shapes, &mask).ok_or((
-                    Reason::ShapeNotFixed,
-                    format!("the shape of {mask} is not fixed: {}", info.shape_text()),
-                ))?;
-                if dims.is_empty() {
-                    return Err((Reason::ScalarInput, format!("{mask} is a scalar")));
+            let plan = plan(&view, scope, &mask, &output);
+            // Refused at an If (the refusal names the reader first; trying only then keeps
+            // SSDlite's 180 refusals cheap).
+            if plan.as_ref().is_err_and(|(_, why)| why.starts_with("If ")) {
+                // An If decided by the list's size may be what refuses it ([`count_if`]): on
+                // a copy with such Ifs replaced by their else branch, the list may pass.
+                // One If at a time: only the one this list's size decides is taken.
+                let adopted = count_if::found(&view).into_iter().find_map(|at| {
+                    let mut trial = graph.clone();
+                    let lines = count_if::take_else(&mut trial, &[at]);
+                    let (index, shapes) = scope.shapes_of(&trial);
+                    let view = View {
+                        graph: &trial,
+                        index: &index,
+                        shapes: &shapes,
+                    };
+                    let passes =
+                        !lines.is_empty() && self::plan(&view, scope, &mask, &output).is_ok();
+                    passes.then_some((trial, lines))
+                });
+                if let Some((trial, lines)) = adopted {
+                    for line in lines {
+                        let line = scope.line(line);
+                        self.summary.rewrites.push(("count-if".to_string(), line));
+                    }
+                    *graph = trial;
+                    continue;
                 }
-                let mask_type = info.elem_type.ok_or((
-                    Reason::ShapeNotFixed,
-                    format!("the type of {mask} is unknown"),
-                ))?;
-                let flow = padding::follow(&view, &output, &dims)
-                    .map_err(|why| (Reason::PaddingUnsafe, why))?;
-                // A body's output keeps its length: the If or Loop around it has no `_count`.
-                if let (Some((name, _)), true) = (flow.outputs.first(), scope.depth > 0) {
-                    return Err((
-                        Reason::PaddingUnsafe,
-                        format!(
-                            "the padded '{name}' is an output of {}, whose length would change",
-                            scope.label
-                        ),
-                    ));
-                }
-                let sinks = sinks::plan(&view, &flow)?;
-                Ok((dims, mask_type, flow, sinks))
-            })();
+            }
             let (dims, mask_type, flow, sinks) = match plan {
                 Ok(plan) => plan,
                 Err(why) => {
@@ -136,6 +137,39 @@ impl StaticPass<'_> {
         }
         Ok(Some(capacity))
     }
+}
+
+/// The mask's sizes and element type, where its padding flows, and the sinks there.
+type Plan = (Vec<i64>, i32, padding::Flow, sinks::Sinks);
+
+/// What the compaction of NonZero(`mask`) -> `output` needs: the mask's sizes and type, where
+/// its padding flows, and the sinks there; or why it stays dynamic.
+fn plan(view: &View, scope: &Scope, mask: &str, output: &str) -> Result<Plan, (Reason, String)> {
+    let info = view.shapes.get(mask);
+    let dims = static_dims(view.shapes, mask).ok_or((
+        Reason::ShapeNotFixed,
+        format!("the shape of {mask} is not fixed: {}", info.shape_text()),
+    ))?;
+    if dims.is_empty() {
+        return Err((Reason::ScalarInput, format!("{mask} is a scalar")));
+    }
+    let mask_type = info.elem_type.ok_or((
+        Reason::ShapeNotFixed,
+        format!("the type of {mask} is unknown"),
+    ))?;
+    let flow = padding::follow(view, output, &dims).map_err(|why| (Reason::PaddingUnsafe, why))?;
+    // A body's output keeps its length: the If or Loop around it has no `_count`.
+    if let (Some((name, _)), true) = (flow.outputs.first(), scope.depth > 0) {
+        return Err((
+            Reason::PaddingUnsafe,
+            format!(
+                "the padded '{name}' is an output of {}, whose length would change",
+                scope.label
+            ),
+        ));
+    }
+    let sinks = sinks::plan(view, &flow)?;
+    Ok((dims, mask_type, flow, sinks))
 }
 
 /// Refuses a compaction whose padded tensors (the coordinates, each gather of them) would hold

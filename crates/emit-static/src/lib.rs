@@ -19,6 +19,7 @@
 mod branches;
 mod capacity;
 mod compact;
+mod count_if;
 mod counts;
 mod dynamic;
 mod emit;

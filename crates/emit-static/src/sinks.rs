@@ -172,6 +172,17 @@ impl StaticPass<'_> {
             let inputs = replace(graph, at, e);
             self.report.removed_nodes += remove_dead(graph, inputs);
         }
+        for out in &flow.nms {
+            let at = position_of(graph, out);
+            let node = graph.node[at].clone();
+            let mut e = Emitter::new(graph, scope, &describe(&node));
+            let compacted = &compacted.limited(&mut e, flow.limits.get(out).copied());
+            emit_nms_over_rows(&mut e, &node, compacted);
+            replace(graph, at, e);
+            // Its boxes are fixed now: the fixed-shape form may take it (a body's pass, before
+            // its If was taken, may have refused it).
+            self.known.remove(out);
+        }
         for (name, axis, rank, elem_type) in repads {
             let at = position_of(graph, &name);
             let mut e = Emitter::new(graph, scope, &format!("{name}/repad"));
@@ -217,6 +228,32 @@ impl Compacted {
             capacity: limit,
         }
     }
+}
+
+/// NMS over padded rows: the padding scored -inf, under a score threshold (the model's, or -inf)
+/// that no -inf passes, so that NMS keeps valid rows only. Exact but where a valid row's own
+/// score is -inf and the model has no threshold (the original may keep it; here it is dropped).
+fn emit_nms_over_rows(
+    e: &mut Emitter,
+    nms: &nonzero_proto::onnx::NodeProto,
+    compacted: &Compacted,
+) {
+    let float = nonzero_proto::onnx::tensor_proto::DataType::Float as i32;
+    let padding = e.reshape(&compacted.padding, &[1, 1, compacted.capacity]);
+    let lowest = e.extreme(float, true).expect("float32 has a lowest value");
+    let scores = e.where_(&padding, &lowest, &nms.input[1]);
+    let threshold = match nms.input.get(4).filter(|t| !t.is_empty()) {
+        Some(t) => t.clone(),
+        None => e.reshape(&lowest, &[1]),
+    };
+    let mut inputs: Vec<String> = vec![nms.input[0].clone(), scores];
+    for slot in 2..4 {
+        inputs.push(nms.input.get(slot).cloned().unwrap_or_default());
+    }
+    inputs.push(threshold);
+    let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
+    e.op("NonMaxSuppression", &inputs, nms.attribute.clone());
+    e.finish_as(&nms.output[0]);
 }
 
 /// The node writing `name` (its first output).

@@ -35,6 +35,9 @@ pub struct Flow {
     /// The selected rows regrouped per leading index and one picked from each group
     /// ([`Regrouped`]).
     pub regrouped: Vec<Regrouped>,
+    /// NonMaxSuppression nodes (by output) over padded boxes and scores: the padding is scored
+    /// so that no score threshold passes it, and NMS keeps valid rows only.
+    pub nms: Vec<String>,
 }
 
 /// `Gather(Reshape(rows, [G, -1, ...]), i, axis=1)`: the selected rows cut into G equal groups
@@ -83,8 +86,28 @@ impl Flow {
         Ok(())
     }
 
+    /// An NMS reads padded boxes only with scores padded alike (both reached).
+    pub(super) fn check_nms(&mut self, reads: Vec<(String, usize)>) -> Result<(), String> {
+        for (out, _) in &reads {
+            if self.nms.contains(out) {
+                continue;
+            }
+            let both = [0, 1]
+                .iter()
+                .all(|slot| reads.iter().any(|(o, s)| o == out && s == slot));
+            if !both {
+                return Err(format!(
+                    "NonMaxSuppression -> {out} reads padded boxes or scores, but not both (not padding-safe)"
+                ));
+            }
+            self.nms.push(out.clone());
+        }
+        Ok(())
+    }
+
     /// Gathers along the padded axis (indices, gather) must read at the coordinates of a second
-    /// selection over these rows, which is compacted in turn.
+    /// selection over these rows, which is compacted in turn, or at the boxes an NMS over these
+    /// rows keeps (valid rows only).
     pub(super) fn check_selected_by(
         &self,
         view: &crate::trace::View,
@@ -93,7 +116,8 @@ impl Flow {
         for (indices, gather) in selected_by {
             let nested = crate::trace::trace(view, &indices).filter(|t| t.mask_rank == 1);
             let first = nested.as_ref().and_then(|t| t.chain.first());
-            if !first.is_some_and(|nonzero| self.nested.contains(nonzero)) {
+            let kept = kept_by(view, &indices).is_some_and(|nms| self.nms.contains(&nms));
+            if !kept && !first.is_some_and(|nonzero| self.nested.contains(nonzero)) {
                 return Err(format!(
                     "Gather {gather} reads padded rows at {indices}, which are not the coordinates of a selection over them (not padding-safe)"
                 ));
@@ -101,4 +125,28 @@ impl Flow {
         }
         Ok(())
     }
+}
+
+/// The NMS output whose box column `name` is (through column, slice and shape steps).
+fn kept_by(view: &crate::trace::View, name: &str) -> Option<String> {
+    let mut at = name.to_string();
+    for _ in 0..8 {
+        let node = view.producer(&at)?;
+        let op = node.op_type.as_deref()?;
+        if !view.is_op(node, op) || node.input.is_empty() {
+            return None;
+        }
+        match op {
+            "NonMaxSuppression" => return node.output.first().cloned(),
+            "Gather" => {
+                let column = crate::graph::int_attr(node, "axis").ok()? == Some(1)
+                    && view.const_ints(node.input.get(1)?)? == [2];
+                column.then_some(())?;
+            }
+            "Squeeze" | "Unsqueeze" | "Reshape" | "Cast" | "Identity" | "Slice" => {}
+            _ => return None,
+        }
+        at = node.input[0].clone();
+    }
+    None
 }

@@ -21,7 +21,7 @@ mod steps;
 pub use flow::{Flow, GatherKind, Reduction, Regrouped};
 
 use std::collections::HashSet;
-use steps::{column_step, reduced_axes, shape_of_self, BINARY, BOOL, UNARY};
+use steps::{column_step, reduced_axes, shape_of_self, width_one, BINARY, BOOL, ROW_OPS, UNARY};
 
 /// One padded tensor on the way: its padded axis, its rank, and whether it still holds
 /// coordinates (-1 padding) rather than values.
@@ -41,12 +41,6 @@ struct Padded {
     index: Option<i64>,
     /// Only the first rows of the padded axis are left (`x[:L]`): the count is at most L.
     limit: Option<i64>,
-}
-
-/// True when `name` is `[C, 1]`.
-fn width_one(view: &View, name: &str) -> bool {
-    let dims = view.shapes.get(name).dims;
-    dims.is_some_and(|d| d.len() == 2 && d[1].as_static() == Some(1))
 }
 
 /// Follows the padded NonZero output `coordinates` (`[r, C]`, padded along axis 1) of a mask of
@@ -90,6 +84,8 @@ fn follow_from(
     // (indices, gather) of gathers along the padded axis, to be proven second selections.
     let mut selected_by = vec![];
     let mut joins = joins::Joins::default();
+    // (NMS output, slot) of each NMS input padded here.
+    let mut nms_reads: Vec<(String, usize)> = vec![];
     loop {
         while let Some(t) = todo.pop() {
             if !seen.insert(t.name.clone()) {
@@ -124,11 +120,10 @@ fn follow_from(
                         t.name
                     ))
                 };
-                let row_ops = ["Gemm", "MatMul", "ScatterElements", "ScatterND"];
                 if slot != 0
                     && !matches!(op, "GatherND" | "Gather" | "Concat")
                     && !BINARY.contains(&op)
-                    && !row_ops.contains(&op)
+                    && !ROW_OPS.contains(&op)
                 {
                     return refuse();
                 }
@@ -251,6 +246,15 @@ fn follow_from(
                             return refuse();
                         }
                         selected_by.push((node.input[1].clone(), describe(node)));
+                    }
+                    // NMS over padded boxes `[1, C, 4]` and scores `[1, 1, C]`: it runs on the
+                    // valid rows only (checked below: both padded here).
+                    "NonMaxSuppression"
+                        if !t.coords
+                            && t.rank == 3
+                            && ((slot == 0 && t.axis == 1) || (slot == 1 && t.axis == 2)) =>
+                    {
+                        nms_reads.push((node.output[0].clone(), slot));
                     }
                     // Columns put side by side ([`joins`]).
                     "Concat" if joins.arrive(node, &t) => {}
@@ -389,6 +393,7 @@ fn follow_from(
     if let Some(why) = joins.unfinished() {
         return Err(why);
     }
+    flow.check_nms(nms_reads)?;
     flow.check_writes(scatter_updates, scatter_indices)?;
     flow.check_selected_by(view, selected_by)?;
     Ok(flow)

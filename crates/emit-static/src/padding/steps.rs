@@ -158,3 +158,19 @@ pub(super) fn prefix(
     (on_axis && starts == [0] && steps == [1]).then_some(())?;
     ends.first().filter(|&&l| l >= 0).copied()
 }
+
+/// True when `name` is `[C, 1]`.
+pub(super) fn width_one(view: &View, name: &str) -> bool {
+    let dims = view.shapes.get(name).dims;
+    dims.is_some_and(|d| d.len() == 2 && d[1].as_static() == Some(1))
+}
+
+/// Ops that read padded rows in a slot other than the first: the other operand of a row-wise
+/// product, a write's indices and updates, NMS's scores.
+pub(super) const ROW_OPS: &[&str] = &[
+    "Gemm",
+    "MatMul",
+    "ScatterElements",
+    "ScatterND",
+    "NonMaxSuppression",
+];
