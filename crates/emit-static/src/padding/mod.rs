@@ -1,14 +1,12 @@
-//! Where the padding of a fixed-capacity tensor may flow. The padded coordinates (-1) and rows
-//! go only through readers proven padding-safe: transposes, identities and casts, the column
-//! steps exporters take (Split, Slice or Gather of one column along axis 1, Squeeze and
-//! Unsqueeze of it), elementwise ops whose other operand does not vary along the padded axis,
-//! gathers indexed by the padded coordinates (`GatherND`, or `Gather` by one column: rewritten
-//! to read index 0 there and pad with 0), and graph outputs. Anything else (a reduction, a
-//! scatter that would write at -1, a shape read) leaves the NonZero dynamic.
+//! Where the padding of a fixed-capacity tensor may flow: only through readers proven
+//! padding-safe (the column steps exporters take, row-wise work [`rows`], gathers at the
+//! coordinates [`coords`], reductions masked by their identity, Concats [`joins`], shape reads
+//! [`shapes`], NMS over the valid rows, the first rows [`steps::prefix`]) to sinks that the
+//! compaction rewrites (crate::sinks) and graph outputs. Anything else leaves the list dynamic,
+//! and the refusal names the reader.
 
 use super::static_dims;
-use crate::graph::is_float;
-use crate::graph::{describe, int_attr, ints_attr};
+use crate::graph::{describe, int_attr, ints_attr, is_float};
 use crate::trace::View;
 
 mod coords;
@@ -16,12 +14,13 @@ mod flow;
 mod index;
 mod joins;
 mod rows;
+mod shapes;
 mod steps;
 
 pub use flow::{Flow, GatherKind, Reduction, Regrouped};
 
 use std::collections::HashSet;
-use steps::{column_step, reduced_axes, shape_of_self, width_one, BINARY, BOOL, ROW_OPS, UNARY};
+use steps::{column_step, shape_of_self, width_one, BINARY, BOOL, ROW_OPS, UNARY};
 
 /// One padded tensor on the way: its padded axis, its rank, and whether it still holds
 /// coordinates (-1 padding) rather than values.
@@ -198,7 +197,6 @@ fn follow_from(
                     }
                     // The dynamo exporter's Expand(p, Shape(Max(p))) is p: the Shape's only readers
                     // are such Expands, and each Expand is p again.
-                    "Shape" if shape_of_self(view, &node.output[0], &t.name) => {}
                     "Expand"
                         if node.input.len() == 2
                             && shape_of_self(view, &node.input[1], &t.name) =>
@@ -255,6 +253,26 @@ fn follow_from(
                             && ((slot == 0 && t.axis == 1) || (slot == 1 && t.axis == 2)) =>
                     {
                         nms_reads.push((node.output[0].clone(), slot));
+                    }
+                    // A Concat of one input (`torch.cat([boxes])`) is that input.
+                    "Concat" if node.input.len() == 1 => {
+                        todo.push(step(t.axis, t.rank, t.coords));
+                    }
+                    // The shape of padded rows, read only where the capacity stands for the
+                    // count ([`shapes`]); `full_like(p)` is padded alike.
+                    "Shape" => {
+                        let Some(alike) = shapes::read(view, &node.output[0], &t.name, t.axis)
+                        else {
+                            return refuse();
+                        };
+                        for name in alike {
+                            let values = step(t.axis, t.rank, false);
+                            todo.push(Padded {
+                                name,
+                                dirty: true,
+                                ..values
+                            });
+                        }
                     }
                     // Columns put side by side ([`joins`]).
                     "Concat" if joins.arrive(node, &t) => {}
@@ -316,30 +334,12 @@ fn follow_from(
                     "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd"
                         if !t.coords =>
                     {
-                        let Some(axes) = reduced_axes(view, node, t.rank) else {
-                            return refuse();
-                        };
-                        let keepdims = int_attr(node, "keepdims").ok().flatten().unwrap_or(1) == 1;
-                        if !axes.contains(&t.axis) {
-                            // Other axes only: the padded axis stays (shifted by the dropped ones).
-                            let before = axes.iter().filter(|&&a| a < t.axis).count();
-                            let (axis, rank) = if keepdims {
-                                (t.axis, t.rank)
-                            } else {
-                                (t.axis - before, t.rank - axes.len())
-                            };
-                            todo.push(step(axis, rank, false));
-                        } else {
-                            flow.reductions.push(Reduction {
-                                output: node.output[0].clone(),
-                                axis: t.axis,
-                                rank: t.rank,
-                                axes,
-                                keepdims,
-                            });
+                        match steps::reduction(view, node, t.axis, t.rank) {
+                            Some(Ok((axis, rank))) => todo.push(step(axis, rank, false)),
+                            Some(Err(reduction)) => flow.reductions.push(reduction),
+                            None => return refuse(),
                         }
                     }
-                    "Shape" if rows::shape_read_alike(view, &node.output[0], &t.name) => {}
                     _ if UNARY.contains(&op) && !t.coords && node.output.len() == 1 => {
                         todo.push(step(t.axis, t.rank, false))
                     }

@@ -97,41 +97,6 @@ pub(super) fn matmul_rows(
     kept_axis(view, node, axis, rank, count)
 }
 
-/// `Shape(q)` of a padded `q`, read only as the shape of an Expand or a Reshape whose data is
-/// padded alike (the dynamo and TorchScript exporters' `p.expand_as(q)`, `p.view_as(q)`): the
-/// shape is the capacity's then, as the data's is.
-pub(super) fn shape_read_alike(view: &View, shape: &str, q: &str) -> bool {
-    if super::steps::whole_shape(view, shape).is_none() {
-        return false;
-    }
-    let Some(q_dims) = view.shapes.get(q).dims else {
-        return false;
-    };
-    let padded: Vec<&Dim> = q_dims.iter().filter(|d| d.as_static().is_none()).collect();
-    let [count] = padded[..] else { return false };
-    // The shape's readers: Expand or Reshape of data padded alike, or a Concat (axis 0) of
-    // sizes whose readers are (`x.view(*q.shape, 1)`).
-    let sized = |name: &str| {
-        view.index.readers_of(name).iter().all(|&(r, slot)| {
-            let reader = &view.graph.node[r];
-            let data = view.shapes.get(&reader.input[0]).dims;
-            slot == 1
-                && (view.is_op(reader, "Expand") || view.is_op(reader, "Reshape"))
-                && data.is_some_and(|d| d.contains(count))
-        })
-    };
-    view.index.readers_of(shape).iter().all(|&(r, _)| {
-        let reader = &view.graph.node[r];
-        let concat = view.is_op(reader, "Concat")
-            && crate::graph::int_attr(reader, "axis").ok().flatten() == Some(0);
-        if concat {
-            sized(&reader.output[0])
-        } else {
-            sized(shape)
-        }
-    })
-}
-
 /// What row-wise work does with a padded tensor read by `node` at `slot`.
 pub(super) enum Next {
     /// The output is padded in turn (its name is the caller's to set).

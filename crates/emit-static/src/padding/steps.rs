@@ -174,3 +174,32 @@ pub(super) const ROW_OPS: &[&str] = &[
     "ScatterND",
     "NonMaxSuppression",
 ];
+
+/// A reduction of padded values: `Ok` with the padded axis and rank after it when it reduces
+/// other axes only, `Err` with the [`super::Reduction`] over the padded axis (its padding masked
+/// by the identity), `None` when its axes are not known.
+pub(super) fn reduction(
+    view: &View,
+    node: &NodeProto,
+    axis: usize,
+    rank: usize,
+) -> Option<Result<(usize, usize), super::Reduction>> {
+    let axes = reduced_axes(view, node, rank)?;
+    let keepdims = int_attr(node, "keepdims").ok().flatten().unwrap_or(1) == 1;
+    if axes.contains(&axis) {
+        return Some(Err(super::Reduction {
+            output: node.output[0].clone(),
+            axis,
+            rank,
+            axes,
+            keepdims,
+        }));
+    }
+    // Other axes only: the padded axis stays (shifted by the dropped ones).
+    let before = axes.iter().filter(|&&a| a < axis).count();
+    Some(Ok(if keepdims {
+        (axis, rank)
+    } else {
+        (axis - before, rank - axes.len())
+    }))
+}

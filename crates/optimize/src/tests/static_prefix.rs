@@ -69,3 +69,91 @@ fn the_first_rows_of_a_selection_count_at_most_that_many() {
         "the sum's and the count output's cut padding: {listing:#?}"
     );
 }
+
+/// `rows.reshape(len(rows), -1)` and `cat([full_like(rows[:, :1], 3), rows], 1)` of `x[m]`: the
+/// size read from the rows stands for their count only as their own size (emit-static's
+/// padding/shapes.rs), and `full_like` is padded alike.
+fn sized_by_rows() -> Vec<u8> {
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["x", "t"], &["rows"], vec![]),
+            node("Shape", &["rows"], &["shape"], vec![]),
+            node(
+                "Gather",
+                &["shape", "zero_s"],
+                &["count"],
+                vec![int("axis", 0)],
+            ),
+            node("Unsqueeze", &["count", "zero"], &["count1"], vec![]),
+            node(
+                "Concat",
+                &["count1", "minus1"],
+                &["size"],
+                vec![int("axis", 0)],
+            ),
+            node("Reshape", &["rows", "size"], &["y"], vec![]),
+            node("Slice", &["rows", "zero", "one", "one"], &["first"], vec![]),
+            node("Shape", &["first"], &["first_shape"], vec![]),
+            node("ConstantOfShape", &["first_shape"], &["ids"], vec![]),
+            node("Concat", &["ids", "rows"], &["w"], vec![int("axis", 1)]),
+        ],
+        vec![
+            value("m", DataType::Bool, Some(&["n"])),
+            value("x", DataType::Float, Some(&["n", "2"])),
+        ],
+        &["y", "w"],
+        vec![
+            int64s("zero", &[0]),
+            int64s("one", &[1]),
+            int64s("minus1", &[-1]),
+            TensorProto {
+                dims: vec![],
+                ..int64s("zero_s", &[0])
+            },
+        ],
+    );
+    model(g, 17)
+}
+
+#[test]
+fn the_rows_size_and_full_like_are_padded_alike() {
+    let options = static_options(&[("m", &[7]), ("x", &[7, 2])]);
+    let (_, report) = optimize_with(&sized_by_rows(), &options).expect("static");
+    assert!(report.left.is_empty(), "{:?}", report.left);
+    let s = report.static_mode.as_ref().unwrap();
+    let outputs: Vec<&str> = s.count_outputs.iter().map(|(o, _, _)| o.as_str()).collect();
+    assert_eq!(outputs, ["y", "w"]);
+}
+
+#[test]
+fn the_rows_size_read_as_a_value_stays_dynamic() {
+    // len(rows) + 1 as an output is the count plus one: the capacity cannot stand for it.
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["x", "t"], &["rows"], vec![]),
+            node("Shape", &["rows"], &["shape"], vec![]),
+            node(
+                "Gather",
+                &["shape", "zero"],
+                &["count"],
+                vec![int("axis", 0)],
+            ),
+            node("Add", &["count", "one"], &["y"], vec![]),
+        ],
+        vec![
+            value("m", DataType::Bool, Some(&["n"])),
+            value("x", DataType::Float, Some(&["n", "2"])),
+        ],
+        &["rows", "y"],
+        vec![int64s("zero", &[0]), int64s("one", &[1])],
+    );
+    let mut options = static_options(&[("m", &[7]), ("x", &[7, 2])]);
+    options.allow_dynamic = true;
+    let (_, report) = optimize_with(&model(g, 17), &options).expect("static");
+    assert_eq!(report.left.len(), 1, "{:?}", report.left);
+    assert!(report.left[0].detail.contains("Shape"), "{:?}", report.left);
+}

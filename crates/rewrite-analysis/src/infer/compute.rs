@@ -1,5 +1,6 @@
 //! Ops that compute new values with their own output shapes: convolution and pooling,
-//! MatMul/Gemm, Einsum, reductions, ArgMax/ArgMin, TopK, Range, NonMaxSuppression, OneHot.
+//! MatMul/Gemm, Einsum, reductions, ArgMax/ArgMin, TopK, Range, NonMaxSuppression, OneHot,
+//! RoiAlign.
 
 use super::{axis_in, Ctx, Dim, TensorInfo};
 use crate::graph::ints_attr;
@@ -97,6 +98,16 @@ pub fn infer_compute(op: &str, ctx: &Ctx) -> Option<Vec<Option<TensorInfo>>> {
         )],
         "NonMaxSuppression" => vec![info(INT64, vec![ctx.fresh(0, 0), Dim::from(3)])],
         "Einsum" => vec![info(elem, einsum(ctx)?)],
+        // RoiAlign(X [N, C, H, W], rois [R, 4], batch_indices [R]): [R, C, height, width].
+        "RoiAlign" => {
+            let (x, rois) = (ctx.dims(0)?, ctx.dims(1)?);
+            let (height, width) = (ctx.int("output_height", 1)?, ctx.int("output_width", 1)?);
+            let (rois, channels) = (rois.first()?.clone(), x.get(1)?.clone());
+            vec![info(
+                elem,
+                vec![rois, channels, Dim::from(height), Dim::from(width)],
+            )]
+        }
         // OneHot(indices, depth, values): depth inserted at `axis` (-1: last), of values' type.
         "OneHot" => {
             let mut d = ctx.dims(0)?;

@@ -595,6 +595,11 @@ pub const DEFINITIONS: &[(&str, &[Definition])] = &[
         Definition { since: 18, inputs: (1, 4), outputs: (1, 1), attributes: &["antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value", "keep_aspect_ratio_policy", "mode", "nearest_mode"], required: &[] },
         Definition { since: 19, inputs: (1, 4), outputs: (1, 1), attributes: &["antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value", "keep_aspect_ratio_policy", "mode", "nearest_mode"], required: &[] },
     ]),
+    ("RoiAlign", &[
+        Definition { since: 10, inputs: (3, 3), outputs: (1, 1), attributes: &["mode", "output_height", "output_width", "sampling_ratio", "spatial_scale"], required: &[] },
+        Definition { since: 16, inputs: (3, 3), outputs: (1, 1), attributes: &["coordinate_transformation_mode", "mode", "output_height", "output_width", "sampling_ratio", "spatial_scale"], required: &[] },
+        Definition { since: 22, inputs: (3, 3), outputs: (1, 1), attributes: &["coordinate_transformation_mode", "mode", "output_height", "output_width", "sampling_ratio", "spatial_scale"], required: &[] },
+    ]),
     ("Round", &[
         Definition { since: 11, inputs: (1, 1), outputs: (1, 1), attributes: &[], required: &[] },
         Definition { since: 22, inputs: (1, 1), outputs: (1, 1), attributes: &[], required: &[] },

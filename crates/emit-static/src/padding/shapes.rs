@@ -1,0 +1,132 @@
+//! `Shape` of padded rows: in the original it reads the count, here the capacity. That is safe
+//! only where the capacity stands for the count: as the shape of a tensor padded alike (an
+//! Expand or Reshape to it, `full_like`), or as the size of the padded axis in a Reshape or a
+//! Slice of data padded alike (`pred.reshape(len(boxes), -1, 4)`, a split by `len(boxes)`).
+
+use super::steps::{shape_of_self, whole_shape};
+use crate::infer::Dim;
+use crate::trace::View;
+
+/// How many steps may sit between the Shape and where its size is used.
+const MAX_STEPS: usize = 6;
+
+/// `Shape(q)` -> `shape`, for `q` padded along `axis`: the tensors padded alike it makes
+/// (`full_like(q)`: ConstantOfShape), or `None` where a read is not one the capacity stands in.
+pub(super) fn read(view: &View, shape: &str, q: &str, axis: usize) -> Option<Vec<String>> {
+    if shape_of_self(view, shape, q) || shape_read_alike(view, shape, q) {
+        return Some(vec![]);
+    }
+    if filled_like(view, shape) {
+        let readers = view.index.readers_of(shape);
+        return Some(
+            readers
+                .iter()
+                .map(|&(r, _)| view.graph.node[r].output[0].clone())
+                .collect(),
+        );
+    }
+    let count = super::rows::count_dim(view, q, axis)?;
+    let sizes = view.index.readers_of(shape).iter().all(|&(r, slot)| {
+        let node = &view.graph.node[r];
+        let picks_axis = view.is_op(node, "Gather")
+            && slot == 0
+            && node.input.len() == 2
+            && view
+                .const_ints(&node.input[1])
+                .is_some_and(|i| i.len() == 1 && i[0] == axis as i64);
+        picks_axis && used_as_size(view, &node.output[0], &count, 0)
+    });
+    sizes.then(Vec::new)
+}
+
+/// `size` (the padded axis's size, or a sum or cast of it) is used only as the size of data
+/// padded alike: a Reshape's shape, or a Slice's bounds, whose data has the count's size.
+fn used_as_size(view: &View, size: &str, count: &Dim, depth: usize) -> bool {
+    if depth > MAX_STEPS {
+        return false;
+    }
+    let readers = view.index.readers_of(size);
+    !readers.is_empty()
+        && readers.iter().all(|&(r, slot)| {
+            let node = &view.graph.node[r];
+            let op = node.op_type.as_deref().unwrap_or("");
+            if !view.is_op(node, op) || node.output.len() != 1 {
+                return false;
+            }
+            let data_alike = || {
+                let dims = view.shapes.get(&node.input[0]).dims;
+                dims.is_some_and(|d| d.contains(count))
+            };
+            match op {
+                "Reshape" => slot == 1 && data_alike(),
+                // `x[:len(boxes)]`: the end, from a start of 0 (the whole of the capacity).
+                "Slice" => {
+                    let from_zero = node
+                        .input
+                        .get(1)
+                        .and_then(|s| view.const_ints(s))
+                        .is_some_and(|s| s.iter().all(|&v| v == 0));
+                    slot == 2 && from_zero && data_alike()
+                }
+                "Unsqueeze" | "Squeeze" | "Cast" | "Identity" => {
+                    slot == 0 && used_as_size(view, &node.output[0], count, depth + 1)
+                }
+                // A size in a list of sizes, or the end of a split (`0 + len(boxes)`).
+                "Concat" | "Add" => {
+                    let others_fixed = node
+                        .input
+                        .iter()
+                        .enumerate()
+                        .all(|(i, n)| i == slot || view.const_ints(n).is_some());
+                    others_fixed && used_as_size(view, &node.output[0], count, depth + 1)
+                }
+                _ => false,
+            }
+        })
+}
+
+/// `Shape(q)` of a padded `q`, read only as the shape of an Expand or a Reshape whose data is
+/// padded alike (the dynamo and TorchScript exporters' `p.expand_as(q)`, `p.view_as(q)`): the
+/// shape is the capacity's then, as the data's is.
+fn shape_read_alike(view: &View, shape: &str, q: &str) -> bool {
+    if whole_shape(view, shape).is_none() {
+        return false;
+    }
+    let Some(q_dims) = view.shapes.get(q).dims else {
+        return false;
+    };
+    let padded: Vec<&Dim> = q_dims.iter().filter(|d| d.as_static().is_none()).collect();
+    let [count] = padded[..] else { return false };
+    // The shape's readers: Expand or Reshape of data padded alike, or a Concat (axis 0) of
+    // sizes whose readers are (`x.view(*q.shape, 1)`).
+    let sized = |name: &str| {
+        view.index.readers_of(name).iter().all(|&(r, slot)| {
+            let reader = &view.graph.node[r];
+            let data = view.shapes.get(&reader.input[0]).dims;
+            slot == 1
+                && (view.is_op(reader, "Expand") || view.is_op(reader, "Reshape"))
+                && data.is_some_and(|d| d.contains(count))
+        })
+    };
+    view.index.readers_of(shape).iter().all(|&(r, _)| {
+        let reader = &view.graph.node[r];
+        let concat = view.is_op(reader, "Concat")
+            && crate::graph::int_attr(reader, "axis").ok().flatten() == Some(0);
+        if concat {
+            sized(&reader.output[0])
+        } else {
+            sized(shape)
+        }
+    })
+}
+
+/// True when `shape` is a whole `Shape` output read only by ConstantOfShape (`full_like`).
+fn filled_like(view: &View, shape: &str) -> bool {
+    let readers = view.index.readers_of(shape);
+    whole_shape(view, shape).is_some()
+        && !readers.is_empty()
+        && readers.iter().all(|&(r, slot)| {
+            let reader = &view.graph.node[r];
+            slot == 0 && view.is_op(reader, "ConstantOfShape") && reader.output.len() == 1
+        })
+}
