@@ -6,7 +6,7 @@
 //! and the refusal names the reader.
 
 use super::static_dims;
-use crate::graph::{describe, int_attr, ints_attr, is_float};
+use crate::graph::{describe, int_attr, ints_attr};
 use crate::trace::View;
 
 mod coords;
@@ -340,45 +340,24 @@ fn follow_from(
                             None => return refuse(),
                         }
                     }
+                    // f(0) is not the fill (Exp, Neg's -0.0, a Cast keeps it): a graph output is
+                    // padded again.
                     _ if UNARY.contains(&op) && !t.coords && node.output.len() == 1 => {
-                        todo.push(step(t.axis, t.rank, false))
-                    }
-                    // An integer division fails on a zero divisor (ONNX Runtime refuses it): the
-                    // padding's 0 / v would fail where v holds one though the original, selecting
-                    // nothing, divides nothing.
-                    "Div"
-                        if view
-                            .shapes
-                            .get(&t.name)
-                            .elem_type
-                            .is_none_or(|e| !is_float(e)) =>
-                    {
-                        return refuse();
+                        let dirty = t.dirty || !matches!(op, "Identity" | "Cast");
+                        todo.push(Padded {
+                            dirty,
+                            ..step(t.axis, t.rank, false)
+                        })
                     }
                     _ if BINARY.contains(&op) && !t.coords && node.input.len() == 2 => {
-                        let other = &node.input[1 - slot];
-                        // Both operands padded alike: the same sizes, the selection's count among
-                        // them (both come from this selection; every reader of either is followed).
-                        let own = view.shapes.get(&t.name).dims;
-                        if own.is_some()
-                            && view.shapes.get(other).dims == own
-                            && !matches!(op, "Div" | "Pow")
-                        {
-                            todo.push(step(t.axis, t.rank, false));
-                            continue;
-                        }
-                        let Some(o) = static_dims(view.shapes, other) else {
-                            return refuse();
-                        };
-                        // The other operand, right-aligned, must not vary along the padded axis;
-                        // a padded divisor or exponent (0 in the padding) is refused.
-                        let at = t.axis as i64 - (t.rank as i64 - o.len() as i64);
-                        let varies = at >= 0 && o.get(at as usize).is_some_and(|&d| d != 1);
-                        if varies || o.len() > t.rank || (matches!(op, "Div" | "Pow") && slot == 1)
-                        {
+                        if !steps::binary_row_wise(view, node, op, slot, &t) {
                             return refuse();
                         }
-                        todo.push(step(t.axis, t.rank, false));
+                        // The padding holds f(0, v) now: a graph output is padded again.
+                        todo.push(Padded {
+                            dirty: true,
+                            ..step(t.axis, t.rank, false)
+                        });
                     }
                     _ => return refuse(),
                 }

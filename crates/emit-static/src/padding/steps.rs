@@ -1,7 +1,7 @@
 //! The single steps of `follow`: which ops are elementwise, which column a node takes, the
 //! axes a reduction reduces, and dynamo's `Expand(p, Shape(Max(p)))` identity.
 
-use crate::graph::int_attr;
+use crate::graph::{int_attr, is_float};
 use crate::trace::View;
 use nonzero_proto::onnx::NodeProto;
 
@@ -202,4 +202,36 @@ pub(super) fn reduction(
     } else {
         (axis - before, rank - axes.len())
     }))
+}
+
+/// An elementwise op of two inputs reading padded values `t` at `slot`: row-wise when the other
+/// operand is padded alike (not as a divisor or exponent), or fixed and constant along the padded
+/// axis. An integer division is refused: the padding's 0 / v would fail where v holds 0, though
+/// the original, selecting nothing, divides nothing (ONNX Runtime refuses a zero divisor); so is a
+/// padded divisor or exponent (0 in the padding).
+pub(super) fn binary_row_wise(
+    view: &View,
+    node: &NodeProto,
+    op: &str,
+    slot: usize,
+    t: &super::Padded,
+) -> bool {
+    let float = view.shapes.get(&t.name).elem_type.is_some_and(is_float);
+    if op == "Div" && !float {
+        return false;
+    }
+    let other = &node.input[1 - slot];
+    // Both operands padded alike: the same sizes, the selection's count among them (both come
+    // from this selection; every reader of either is followed).
+    let own = view.shapes.get(&t.name).dims;
+    if own.is_some() && view.shapes.get(other).dims == own && !matches!(op, "Div" | "Pow") {
+        return true;
+    }
+    let Some(o) = super::static_dims(view.shapes, other) else {
+        return false;
+    };
+    // The other operand, right-aligned, must not vary along the padded axis.
+    let at = t.axis as i64 - (t.rank as i64 - o.len() as i64);
+    let varies = at >= 0 && o.get(at as usize).is_some_and(|&d| d != 1);
+    !(varies || o.len() > t.rank || (matches!(op, "Div" | "Pow") && slot == 1))
 }

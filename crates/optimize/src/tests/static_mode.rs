@@ -324,3 +324,45 @@ fn an_integer_division_of_the_selection_stays() {
         "{why}"
     );
 }
+
+#[test]
+fn an_output_after_elementwise_work_is_padded_again_with_the_fill() {
+    // exp(x[m]) and x[m] + 1 hold 1 in their padding: a Where writes +0 there (docs/static.md's
+    // fill), as after an MLP. A Cast keeps the fill and needs none.
+    let g = graph(
+        vec![
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["x", "t"], &["rows"], vec![]),
+            node("Exp", &["rows"], &["y"], vec![]),
+            node("Add", &["rows", "one"], &["z"], vec![]),
+            node(
+                "Cast",
+                &["rows"],
+                &["c"],
+                vec![int("to", DataType::Double as i64)],
+            ),
+        ],
+        vec![
+            value("m", DataType::Bool, Some(&["5"])),
+            value("x", DataType::Float, Some(&["5"])),
+        ],
+        &["y", "z", "c"],
+        vec![float_tensor("one", &[], &[1.0])],
+    );
+    let (bytes, report) =
+        crate::optimize_with(&model(g, 17), &static_options(&[])).expect("static");
+    assert!(report.left.is_empty(), "{:?}", report.left);
+    let m = ModelProto::decode(bytes.as_slice()).unwrap();
+    let g = m.graph.as_ref().unwrap();
+    let writer = |name: &str| {
+        g.node
+            .iter()
+            .find(|n| n.output[0] == name)
+            .and_then(|n| n.op_type.clone())
+            .unwrap()
+    };
+    assert_eq!(writer("y"), "Where");
+    assert_eq!(writer("z"), "Where");
+    assert_eq!(writer("c"), "Cast");
+}
