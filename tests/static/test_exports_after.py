@@ -39,8 +39,8 @@ ENGINES = {"onnxruntime": run_ort, "openvino": run_openvino, "iree": run_iree}
 # (op, reason): count of nonzero's left_nodes, per export that stays partly dynamic.
 # NMS over boxes whose number is not fixed (a selection's): the fixed-shape form needs it fixed.
 NMS = ("NonMaxSuppression", "shape-not-fixed")
-# The R-CNNs' RPN NMS, fixed-shape once its count-decided If is taken: its kept proposals reach
-# RoIAlign's batch-index Concat, which padding does not follow yet.
+# Keypoint and Mask R-CNN's second NMS: its detections reach the keypoint and mask heads' shape
+# reads, which padding does not follow yet.
 NMS_UNSAFE = ("NonMaxSuppression", "padding-unsafe")
 UNSAFE, NOT_FIXED = ("NonZero", "padding-unsafe"), ("NonZero", "shape-not-fixed")
 VALUE_SHAPE = "value-dependent-shape"
@@ -50,11 +50,13 @@ STAYS_DYNAMIC = {
     # cover (SSDlite's and RetinaNet's per-level TopK over a selection, whose k is
     # min(K, count): TopK value-dependent-shape), masks whose length comes after NMS or a
     # selection (shape-not-fixed), and NonMaxSuppression (in an If's else branch) over such a
-    # selection's boxes. The R-CNNs' RPN is static up to its NMS's kept proposals.
-    "real/faster_rcnn_ts17.onnx": {NMS: 1, NMS_UNSAFE: 1, NOT_FIXED: 4},
+    # selection's boxes. The R-CNNs: both NMS and every selection around them are static but
+    # MultiScaleRoIAlign's per-level selections (UNSAFE 2: the level's indices reshaped to
+    # [n, 1, 1, 1] and expanded for its scatter); Faster R-CNN's outputs are padded with counts.
+    "real/faster_rcnn_ts17.onnx": {UNSAFE: 2},
     "real/fcos_ts17.onnx": {NMS: 1, UNSAFE: 8, ("TopK", VALUE_SHAPE): 4},
-    "real/keypoint_rcnn_ts17.onnx": {NMS: 1, NMS_UNSAFE: 1, NOT_FIXED: 6, ("Resize", VALUE_SHAPE): 1},
-    "real/mask_rcnn_ts17.onnx": {NMS: 1, NMS_UNSAFE: 1, NOT_FIXED: 6, ("Resize", VALUE_SHAPE): 1,
+    "real/keypoint_rcnn_ts17.onnx": {UNSAFE: 2, NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1},
+    "real/mask_rcnn_ts17.onnx": {UNSAFE: 2, NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1,
                                  ("Slice", VALUE_SHAPE): 2, ("ConstantOfShape", VALUE_SHAPE): 4},
     "real/retinanet_ts17.onnx": {NMS: 1, UNSAFE: 8, ("TopK", VALUE_SHAPE): 4},
     "real/ssdlite320_ts17.onnx": {NMS: 1, UNSAFE: 180},

@@ -5,6 +5,7 @@
 
 use super::compact::{self, choose, Compacted};
 use super::emit::Emitter;
+use super::padding::CountStep;
 use super::scope::Scope;
 use super::{outputs, padding, replace, scatter, static_dims, StaticPass};
 use crate::graph::describe;
@@ -103,7 +104,7 @@ impl StaticPass<'_> {
                 .expect("the gather is still there");
             let gather = graph.node[g].clone();
             let mut e = Emitter::new(graph, scope, &describe(&gather));
-            let compacted = &compacted.limited(&mut e, flow.limits.get(&out).copied());
+            let compacted = &compacted.derived(&mut e, flow.counts.get(&out));
             if compact::emit_gather(&mut e, &gather, compacted, &sizes).is_none() {
                 return Err(StaticError::Refused(format!(
                     "GatherND {}: its data has no zero (strings)",
@@ -121,7 +122,7 @@ impl StaticPass<'_> {
                 .expect("the reduction is still there");
             let node = graph.node[at].clone();
             let mut e = Emitter::new(graph, scope, &describe(&node));
-            let compacted = &compacted.limited(&mut e, flow.limits.get(&reduction.output).copied());
+            let compacted = &compacted.derived(&mut e, flow.counts.get(&reduction.output));
             let done =
                 compact::emit_reduction(&mut e, &node, compacted, &reduction, &sizes, data_type);
             if done.is_none() {
@@ -142,7 +143,7 @@ impl StaticPass<'_> {
                 .expect("the nested NonZero is still there");
             let node = graph.node[at].clone();
             let mut e = Emitter::new(graph, scope, &describe(&node));
-            let compacted = &compacted.limited(&mut e, flow.limits.get(nested).copied());
+            let compacted = &compacted.derived(&mut e, flow.counts.get(nested));
             let kept = compact::emit_unpadded_mask(&mut e, &node.input[0], compacted);
             let mut remasked = node;
             remasked.input[0] = kept;
@@ -167,7 +168,7 @@ impl StaticPass<'_> {
             let at = position_of(graph, &pick.output);
             let gather = graph.node[at].clone();
             let mut e = Emitter::new(graph, scope, &describe(&gather));
-            let compacted = &compacted.limited(&mut e, flow.limits.get(&pick.output).copied());
+            let compacted = &compacted.derived(&mut e, flow.counts.get(&pick.output));
             scatter::emit_regrouped(&mut e, pick, compacted);
             let inputs = replace(graph, at, e);
             self.report.removed_nodes += remove_dead(graph, inputs);
@@ -176,7 +177,7 @@ impl StaticPass<'_> {
             let at = position_of(graph, out);
             let node = graph.node[at].clone();
             let mut e = Emitter::new(graph, scope, &describe(&node));
-            let compacted = &compacted.limited(&mut e, flow.limits.get(out).copied());
+            let compacted = &compacted.derived(&mut e, flow.counts.get(out));
             emit_nms_over_rows(&mut e, &node, compacted);
             replace(graph, at, e);
             // Its boxes are fixed now: the fixed-shape form may take it (a body's pass, before
@@ -187,7 +188,7 @@ impl StaticPass<'_> {
             let at = position_of(graph, &name);
             let mut e = Emitter::new(graph, scope, &format!("{name}/repad"));
             let unpadded = e.fresh("unpadded");
-            let compacted = &compacted.limited(&mut e, flow.limits.get(&name).copied());
+            let compacted = &compacted.derived(&mut e, flow.counts.get(&name));
             graph.node[at].output[0] = unpadded.clone();
             if scatter::emit_repad(&mut e, &unpadded, &name, axis, rank, elem_type, compacted)
                 .is_none()
@@ -200,7 +201,7 @@ impl StaticPass<'_> {
         }
         for (name, axis) in &flow.outputs {
             let mut e = Emitter::new(graph, scope, &format!("{name}/count"));
-            let compacted = compacted.limited(&mut e, flow.limits.get(name).copied());
+            let compacted = compacted.derived(&mut e, flow.counts.get(name));
             e.insert(graph, graph.node.len());
             outputs::add_count_output(graph, name, *axis, &compacted)?;
             self.summary
@@ -212,21 +213,44 @@ impl StaticPass<'_> {
 }
 
 impl Compacted {
-    /// The first `limit` rows only (`x[:L]` along the padded axis): the count is at most L,
-    /// and the padding is cut there. Itself when there is no limit below the capacity.
-    pub fn limited(&self, e: &mut Emitter, limit: Option<i64>) -> Compacted {
-        let Some(limit) = limit.filter(|&l| l < self.capacity) else {
-            return self.clone();
-        };
-        let cap = e.scalar(limit);
-        let fits = e.binary("Less", &self.count, &cap);
-        Compacted {
-            count: choose(e, &fits, &self.count, &cap),
-            padding: e.slice1(&self.padding, 0, limit),
-            flat: e.slice1(&self.flat, 0, limit),
-            numel: self.numel,
-            capacity: limit,
+    /// The padding of a tensor whose count follows from this one's by `steps` ([`CountStep`]):
+    /// the first L rows only (`x[:L]`: the count is at most L, the padding cut there), or each
+    /// row made k (`[C, k] -> [C * k]`: k times the count, each padding row k times).
+    pub fn derived(&self, e: &mut Emitter, steps: Option<&Vec<CountStep>>) -> Compacted {
+        let mut out = self.clone();
+        for step in steps.into_iter().flatten() {
+            out = match *step {
+                CountStep::Limit(limit) if limit < out.capacity => {
+                    let cap = e.scalar(limit);
+                    let fits = e.binary("Less", &out.count, &cap);
+                    Compacted {
+                        count: choose(e, &fits, &out.count, &cap),
+                        padding: e.slice1(&out.padding, 0, limit),
+                        flat: e.slice1(&out.flat, 0, limit),
+                        numel: out.numel,
+                        capacity: limit,
+                    }
+                }
+                CountStep::Limit(_) => out,
+                CountStep::Scale(k) => {
+                    let times = e.scalar(k);
+                    let repeat = |e: &mut Emitter, x: &str| {
+                        let column = e.unsqueeze(x, &[1]);
+                        let shape = e.ints(&[out.capacity, k]);
+                        let spread = e.op("Expand", &[&column, &shape], vec![]);
+                        e.reshape(&spread, &[out.capacity * k])
+                    };
+                    Compacted {
+                        count: e.binary("Mul", &out.count, &times),
+                        padding: repeat(e, &out.padding),
+                        flat: repeat(e, &out.flat),
+                        numel: out.numel,
+                        capacity: out.capacity * k,
+                    }
+                }
+            };
         }
+        out
     }
 }
 

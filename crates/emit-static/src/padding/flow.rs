@@ -11,12 +11,21 @@ pub enum GatherKind {
     Axis(usize),
 }
 
+/// How a padded tensor's count follows from the selection's on the way to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountStep {
+    /// Only the first L rows are left (`keep[:L]`): min(count, L).
+    Limit(i64),
+    /// Each row became k rows (`[C, k] -> [C * k]`): count * k.
+    Scale(i64),
+}
+
 /// What the padding reaches.
 #[derive(Debug, Default)]
 pub struct Flow {
-    /// The tensors (sinks by their output, graph outputs by name) that read only the first L
-    /// rows (`keep[:L]` on the way): their count is min(count, L).
-    pub limits: std::collections::HashMap<String, i64>,
+    /// The tensors (sinks by their output, graph outputs by name) whose count is not the
+    /// selection's: the steps from it ([`CountStep`]).
+    pub counts: std::collections::HashMap<String, Vec<CountStep>>,
     /// Gathers indexed by the padded coordinates, by output name.
     pub gathers: Vec<(String, GatherKind)>,
     /// Graph outputs reached, with their padded axis.
@@ -74,7 +83,17 @@ impl Flow {
         &mut self,
         updates: Vec<String>,
         mut indices: Vec<String>,
+        into_padded: &[String],
     ) -> Result<(), String> {
+        // Padded data written at this selection's own coordinates: not a case the sinks cover.
+        if let Some(out) = into_padded
+            .iter()
+            .find(|o| indices.contains(o) || updates.contains(o))
+        {
+            return Err(format!(
+                "{out} writes into padded rows at this selection's own coordinates (not padding-safe)"
+            ));
+        }
         if let Some(out) = updates.iter().find(|u| !indices.contains(u)) {
             return Err(format!(
                 "{out} writes padded rows at indices that are not this selection's coordinates (not padding-safe)"

@@ -13,7 +13,7 @@ struct Join {
     inputs: Vec<String>,
     /// Each input that arrived: (coordinates, dirty).
     arrived: HashMap<String, (bool, bool)>,
-    limit: Option<i64>,
+    count: Vec<super::CountStep>,
     axis: usize,
     rank: usize,
 }
@@ -45,9 +45,9 @@ impl Joins {
                 arrived: HashMap::new(),
                 axis: t.axis,
                 rank: t.rank,
-                limit: t.limit,
+                count: t.count.clone(),
             });
-        if join.axis != t.axis || join.rank != t.rank || join.limit != t.limit {
+        if join.axis != t.axis || join.rank != t.rank || join.count != t.count {
             return false;
         }
         join.arrived.insert(t.name.clone(), (t.coords, t.dirty));
@@ -76,7 +76,7 @@ impl Joins {
                     spread: false,
                     dirty,
                     index: None,
-                    limit: join.limit,
+                    count: join.count,
                 }
             })
             .collect()

@@ -13,11 +13,12 @@ mod coords;
 mod flow;
 mod index;
 mod joins;
+mod regroup;
 mod rows;
 mod shapes;
 mod steps;
 
-pub use flow::{Flow, GatherKind, Reduction, Regrouped};
+pub use flow::{CountStep, Flow, GatherKind, Reduction, Regrouped};
 
 use std::collections::HashSet;
 use steps::{column_step, shape_of_self, width_one, BINARY, BOOL, ROW_OPS, UNARY};
@@ -38,8 +39,8 @@ struct Padded {
     /// An integer index computed from the coordinates (`r * W + c`): the padding's one value
     /// (the coordinates' -1 through the same arithmetic); real rows are valid indices.
     index: Option<i64>,
-    /// Only the first rows of the padded axis are left (`x[:L]`): the count is at most L.
-    limit: Option<i64>,
+    /// How its count follows from the selection's (`x[:L]`, rows regrouped: [`CountStep`]).
+    count: Vec<CountStep>,
 }
 
 /// Follows the padded NonZero output `coordinates` (`[r, C]`, padded along axis 1) of a mask of
@@ -75,10 +76,12 @@ fn follow_from(
             spread: false,
             dirty: false,
             index: None,
-            limit: None,
+            count: vec![],
         })
         .collect();
     let (mut scatter_updates, mut scatter_indices) = (vec![], vec![]);
+    // Writes into padded data (at indices not padded here, checked at the end).
+    let mut scatter_data: Vec<String> = vec![];
     let mut seen = HashSet::new();
     // (indices, gather) of gathers along the padded axis, to be proven second selections.
     let mut selected_by = vec![];
@@ -105,10 +108,10 @@ fn follow_from(
             let count = rows::count_dim(view, &t.name, t.axis);
             for &(r, slot) in view.index.readers_of(&t.name) {
                 let node = &view.graph.node[r];
-                if let Some(limit) = t.limit {
-                    // What reads these rows (a sink, by its output) sees the limited count.
+                if !t.count.is_empty() {
+                    // What reads these rows (a sink, by its output) sees their count.
                     for name in std::iter::once(&t.name).chain(&node.output) {
-                        flow.limits.insert(name.clone(), limit);
+                        flow.counts.insert(name.clone(), t.count.clone());
                     }
                 }
                 let op = node.op_type.as_deref().unwrap_or("");
@@ -137,31 +140,41 @@ fn follow_from(
                     spread: false,
                     dirty: t.dirty,
                     index: None,
-                    limit: t.limit,
+                    count: t.count.clone(),
                 };
                 if t.spread && !matches!(op, "Expand" | "ScatterElements" | "ScatterND") {
                     return refuse();
                 }
                 // The first L rows (`keep[:L]`): the count is at most L.
                 if let Some(limit) = steps::prefix(view, node, op, slot, t.axis) {
-                    let limit = t.limit.map_or(limit, |l| l.min(limit));
+                    let mut count = t.count.clone();
+                    count.push(CountStep::Limit(limit));
                     todo.push(Padded {
-                        limit: Some(limit),
+                        count,
                         ..step(t.axis, t.rank, t.coords)
                     });
                     continue;
                 }
-                if let Some(pick) = rows::regrouped(view, node, op, slot, &t) {
+                if let Some(pick) = regroup::regrouped(view, node, op, slot, &t) {
                     flow.regrouped.push(pick);
                     continue;
                 }
                 match rows::row_work(view, node, op, slot, &t, count.as_ref()) {
                     rows::Next::Push(next) => {
-                        todo.push(Padded {
-                            name: node.output[0].clone(),
-                            limit: t.limit,
-                            ..next
-                        });
+                        if slot == 0 && matches!(op, "ScatterElements" | "ScatterND") {
+                            scatter_data.push(node.output[0].clone());
+                        }
+                        // Row-wise work may regroup the rows (`next.count`'s steps).
+                        let count = [t.count.clone(), next.count.clone()].concat();
+                        // Every output (a Split's parts).
+                        for name in &node.output {
+                            let (name, count) = (name.clone(), count.clone());
+                            todo.push(Padded {
+                                name,
+                                count,
+                                ..next.clone()
+                            });
+                        }
                         continue;
                     }
                     rows::Next::Write { indices: true } => {
@@ -261,12 +274,12 @@ fn follow_from(
                     // The shape of padded rows, read only where the capacity stands for the
                     // count ([`shapes`]); `full_like(p)` is padded alike.
                     "Shape" => {
-                        let Some(alike) = shapes::read(view, &node.output[0], &t.name, t.axis)
-                        else {
+                        let read = shapes::read(view, &node.output[0], &t.name, t.axis, t.rank);
+                        let Some(alike) = read else {
                             return refuse();
                         };
-                        for name in alike {
-                            let values = step(t.axis, t.rank, false);
+                        for (name, axis, rank) in alike {
+                            let values = step(axis, rank, false);
                             todo.push(Padded {
                                 name,
                                 dirty: true,
@@ -373,7 +386,7 @@ fn follow_from(
         return Err(why);
     }
     flow.check_nms(nms_reads)?;
-    flow.check_writes(scatter_updates, scatter_indices)?;
+    flow.check_writes(scatter_updates, scatter_indices, &scatter_data)?;
     flow.check_selected_by(view, selected_by)?;
     Ok(flow)
 }

@@ -170,7 +170,51 @@ pub(super) fn row_work(
                     next(0, rank, false, false, t.dirty)
                 }
                 (Some(a), _, Some((b, rank))) if a == b => next(0, rank, false, false, t.dirty),
+                // `[C, k * b] -> [-1, b]`: each row becomes k rows, the padding's last (the
+                // scores of every class, flattened: count * k).
+                (Some(a), _, Some((b, rank))) if b > 0 && a % b == 0 => {
+                    match next(0, rank, false, false, t.dirty) {
+                        Next::Push(mut p) => {
+                            p.count = vec![super::CountStep::Scale(a / b)];
+                            Next::Push(p)
+                        }
+                        other => other,
+                    }
+                }
                 _ => Next::Refuse,
+            }
+        }
+        // Split of values along another axis (a box's coordinates): each part padded alike.
+        "Split" if slot == 0 && !t.coords => {
+            let axis = crate::graph::int_attr(node, "axis")
+                .ok()
+                .flatten()
+                .unwrap_or(0);
+            match crate::infer::axis_in(axis, t.rank) {
+                Some(a) if a != t.axis => next(t.axis, t.rank, false, false, t.dirty),
+                _ => Next::Refuse,
+            }
+        }
+        // Flatten after the rows (axis >= 1 of rows first): each row its own.
+        "Flatten" if slot == 0 && !t.coords && t.axis == 0 => {
+            let axis = crate::graph::int_attr(node, "axis")
+                .ok()
+                .flatten()
+                .unwrap_or(1);
+            match crate::infer::axis_in(axis, t.rank + 1) {
+                Some(a) if a >= 1 => next(0, 2, false, false, t.dirty),
+                _ => Next::Refuse,
+            }
+        }
+        // Clip to fixed bounds (scalars, or none): elementwise; f(0) may not be the fill.
+        "Clip" if slot == 0 && !t.coords => {
+            let fixed = node.input[1..].iter().all(|b| {
+                b.is_empty() || super::static_dims(view.shapes, b).is_some_and(|d| d.is_empty())
+            });
+            if fixed {
+                next(t.axis, t.rank, false, false, true)
+            } else {
+                Next::Refuse
             }
         }
         // Squeeze of other axes (a column of values: `[C, 1]` to `[C]`).
@@ -222,6 +266,16 @@ pub(super) fn row_work(
                 .all(|i| node.input[i].is_empty() || view.shapes.values(&node.input[i]).is_some());
             if !bounds_fixed {
                 return Next::Refuse;
+            }
+            // `x[0:len(x)]` along the padded axis (a split by the count, one part): x itself.
+            let along = node.input.get(3).and_then(|a| view.const_ints(a));
+            let along = along.is_some_and(|a| {
+                a.len() == 1 && crate::infer::axis_in(a[0], t.rank) == Some(t.axis)
+            });
+            let from_zero = view.const_ints(&node.input[1]).is_some_and(|s| s == [0]);
+            let to_count = view.shapes.values(&node.input[2]) == Some(std::slice::from_ref(count));
+            if along && from_zero && to_count {
+                return next(t.axis, t.rank, false, false, t.dirty);
             }
             or_refuse(
                 kept_axis(view, node, t.axis, t.rank, count),
@@ -278,6 +332,9 @@ pub(super) fn row_work(
                 Next::Write { indices: true }
             }
             2 if !t.coords => Next::Write { indices: false },
+            // Writes into padded rows at other indices (a second selection's, which picks valid
+            // rows only; the flow checks they are not this selection's): rows stay rows.
+            0 if !t.coords => next(t.axis, t.rank, false, false, t.dirty),
             _ => Next::Refuse,
         },
         // Padded alike but broadcast along other axes ([C, 8] * [C, 1]).
@@ -316,45 +373,6 @@ pub(super) fn push(
         spread,
         dirty,
         index,
-        limit: None,
-    })
-}
-
-/// `Gather(Reshape(rows, [G, -1, rest...]), i, axis=1)` of the padded rows (`[C, rest...]`):
-/// one row of each of G equal groups of the selected rows ([`super::Regrouped`]). The Reshape
-/// must have that Gather as its only reader, G and i be constants.
-pub(super) fn regrouped(
-    view: &View,
-    node: &NodeProto,
-    op: &str,
-    slot: usize,
-    t: &Padded,
-) -> Option<super::Regrouped> {
-    (op == "Reshape" && slot == 0 && !t.coords && t.axis == 0).then_some(())?;
-    let shape = view.const_ints(node.input.get(1)?)?;
-    let dims = view.shapes.get(&t.name).dims?;
-    let rest: Vec<i64> = dims[1..]
-        .iter()
-        .map(Dim::as_static)
-        .collect::<Option<_>>()?;
-    let [groups, -1, tail @ ..] = shape.as_slice() else {
-        return None;
-    };
-    (*groups >= 1 && tail == rest.as_slice()).then_some(())?;
-    let [(reader, 0)] = view.index.readers_of(&node.output[0]) else {
-        return None;
-    };
-    let gather = &view.graph.node[*reader];
-    let axis = crate::graph::int_attr(gather, "axis").ok()?.unwrap_or(0);
-    let index = match view.shapes.values(gather.input.get(1)?)? {
-        [i] if view.shapes.get(&gather.input[1]).rank() == Some(0) => i.as_static()?,
-        _ => return None,
-    };
-    (view.is_op(gather, "Gather") && axis == 1).then_some(())?;
-    Some(super::Regrouped {
-        rows: t.name.clone(),
-        output: gather.output.first()?.clone(),
-        groups: *groups,
-        index,
+        count: vec![],
     })
 }

@@ -10,9 +10,19 @@ use crate::trace::View;
 /// How many steps may sit between the Shape and where its size is used.
 const MAX_STEPS: usize = 6;
 
-/// `Shape(q)` -> `shape`, for `q` padded along `axis`: the tensors padded alike it makes
-/// (`full_like(q)`: ConstantOfShape), or `None` where a read is not one the capacity stands in.
-pub(super) fn read(view: &View, shape: &str, q: &str, axis: usize) -> Option<Vec<String>> {
+/// A tensor padded alike that a shape read makes: its name, padded axis and rank.
+pub(super) type Alike = (String, usize, usize);
+
+/// `Shape(q)` -> `shape`, for `q` padded along `axis` of `rank`: the tensors padded alike it
+/// makes (`full_like(q)`, or `zeros(len(q), ...)`: ConstantOfShape), or `None` where a read is
+/// not one the capacity stands in for.
+pub(super) fn read(
+    view: &View,
+    shape: &str,
+    q: &str,
+    axis: usize,
+    rank: usize,
+) -> Option<Vec<Alike>> {
     if shape_of_self(view, shape, q) || shape_read_alike(view, shape, q) {
         return Some(vec![]);
     }
@@ -21,11 +31,12 @@ pub(super) fn read(view: &View, shape: &str, q: &str, axis: usize) -> Option<Vec
         return Some(
             readers
                 .iter()
-                .map(|&(r, _)| view.graph.node[r].output[0].clone())
+                .map(|&(r, _)| (view.graph.node[r].output[0].clone(), axis, rank))
                 .collect(),
         );
     }
     let count = super::rows::count_dim(view, q, axis)?;
+    let mut made = vec![];
     let sizes = view.index.readers_of(shape).iter().all(|&(r, slot)| {
         let node = &view.graph.node[r];
         let picks_axis = view.is_op(node, "Gather")
@@ -34,14 +45,23 @@ pub(super) fn read(view: &View, shape: &str, q: &str, axis: usize) -> Option<Vec
             && view
                 .const_ints(&node.input[1])
                 .is_some_and(|i| i.len() == 1 && i[0] == axis as i64);
-        picks_axis && used_as_size(view, &node.output[0], &count, 0)
+        let at = (view.shapes.get(&node.output[0]).rank() == Some(1)).then_some(0);
+        picks_axis && used_as_size(view, &node.output[0], &count, at, &mut made, 0)
     });
-    sizes.then(Vec::new)
+    sizes.then_some(made)
 }
 
-/// `size` (the padded axis's size, or a sum or cast of it) is used only as the size of data
-/// padded alike: a Reshape's shape, or a Slice's bounds, whose data has the count's size.
-fn used_as_size(view: &View, size: &str, count: &Dim, depth: usize) -> bool {
+/// `size` (the padded axis's size, or a sum or cast of it; at position `at` of a list of sizes
+/// when it is one) is used only as the size of data padded alike: a Reshape's shape, a Slice's
+/// end, or a ConstantOfShape's shape (`zeros(len(q), ...)`, padded alike along `at`: `made`).
+fn used_as_size(
+    view: &View,
+    size: &str,
+    count: &Dim,
+    at: Option<usize>,
+    made: &mut Vec<Alike>,
+    depth: usize,
+) -> bool {
     if depth > MAX_STEPS {
         return false;
     }
@@ -68,8 +88,17 @@ fn used_as_size(view: &View, size: &str, count: &Dim, depth: usize) -> bool {
                         .is_some_and(|s| s.iter().all(|&v| v == 0));
                     slot == 2 && from_zero && data_alike()
                 }
+                "ConstantOfShape" => {
+                    let rank = view.shapes.get(&node.output[0]).rank();
+                    if let (Some(at), Some(rank)) = (at, rank) {
+                        made.push((node.output[0].clone(), at, rank));
+                    }
+                    at.is_some()
+                }
                 "Unsqueeze" | "Squeeze" | "Cast" | "Identity" => {
-                    slot == 0 && used_as_size(view, &node.output[0], count, depth + 1)
+                    let rank = view.shapes.get(&node.output[0]).rank();
+                    let at = at.or((op == "Unsqueeze" && rank == Some(1)).then_some(0));
+                    slot == 0 && used_as_size(view, &node.output[0], count, at, made, depth + 1)
                 }
                 // A size in a list of sizes, or the end of a split (`0 + len(boxes)`).
                 "Concat" | "Add" => {
@@ -78,7 +107,16 @@ fn used_as_size(view: &View, size: &str, count: &Dim, depth: usize) -> bool {
                         .iter()
                         .enumerate()
                         .all(|(i, n)| i == slot || view.const_ints(n).is_some());
-                    others_fixed && used_as_size(view, &node.output[0], count, depth + 1)
+                    // Its place in the list: the sizes before it.
+                    let before: Option<usize> = node.input[..slot]
+                        .iter()
+                        .map(|n| view.const_ints(n).map(|v| v.len()))
+                        .sum();
+                    let at = match op {
+                        "Concat" => at.zip(before).map(|(a, b)| a + b),
+                        _ => at,
+                    };
+                    others_fixed && used_as_size(view, &node.output[0], count, at, made, depth + 1)
                 }
                 _ => false,
             }
@@ -120,13 +158,16 @@ fn shape_read_alike(view: &View, shape: &str, q: &str) -> bool {
     })
 }
 
-/// True when `shape` is a whole `Shape` output read only by ConstantOfShape (`full_like`).
+/// True when `shape` is a whole `Shape` output read only by ConstantOfShape (`full_like`) or as
+/// the shape of an Expand (`c.expand_as(q)`, torchvision's labels): tensors of q's shape.
 fn filled_like(view: &View, shape: &str) -> bool {
     let readers = view.index.readers_of(shape);
     whole_shape(view, shape).is_some()
         && !readers.is_empty()
         && readers.iter().all(|&(r, slot)| {
             let reader = &view.graph.node[r];
-            slot == 0 && view.is_op(reader, "ConstantOfShape") && reader.output.len() == 1
+            let made = (slot == 0 && view.is_op(reader, "ConstantOfShape"))
+                || (slot == 1 && view.is_op(reader, "Expand"));
+            made && reader.output.len() == 1
         })
 }

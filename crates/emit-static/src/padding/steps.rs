@@ -52,6 +52,10 @@ pub(super) const BINARY: &[&str] = &[
     "Greater",
     "LessOrEqual",
     "GreaterOrEqual",
+    // Max and Min of two (a clamp to fixed bounds); of one input they are that input.
+    "Max",
+    "Min",
+    "Mod",
 ];
 
 /// The reduced axes of a reduction reading a rank-`rank` tensor, normalized and sorted; `None`
@@ -206,9 +210,10 @@ pub(super) fn reduction(
 
 /// An elementwise op of two inputs reading padded values `t` at `slot`: row-wise when the other
 /// operand is padded alike (not as a divisor or exponent), or fixed and constant along the padded
-/// axis. An integer division is refused: the padding's 0 / v would fail where v holds 0, though
-/// the original, selecting nothing, divides nothing (ONNX Runtime refuses a zero divisor); so is a
-/// padded divisor or exponent (0 in the padding).
+/// axis. An integer division or remainder is refused unless by a constant without a zero: the
+/// padding's 0 / v would fail where v holds 0, though the original, selecting nothing, divides
+/// nothing (ONNX Runtime refuses a zero divisor); so is a padded divisor or exponent (0 in the
+/// padding).
 pub(super) fn binary_row_wise(
     view: &View,
     node: &NodeProto,
@@ -217,14 +222,16 @@ pub(super) fn binary_row_wise(
     t: &super::Padded,
 ) -> bool {
     let float = view.shapes.get(&t.name).elem_type.is_some_and(is_float);
-    if op == "Div" && !float {
+    let other = &node.input[1 - slot];
+    // An integer division or remainder of padded values by a constant without a zero is safe.
+    let nonzero_divisor = view.const_ints(other).is_some_and(|v| !v.contains(&0));
+    if matches!(op, "Div" | "Mod") && !float && !(slot == 0 && nonzero_divisor) {
         return false;
     }
-    let other = &node.input[1 - slot];
     // Both operands padded alike: the same sizes, the selection's count among them (both come
     // from this selection; every reader of either is followed).
     let own = view.shapes.get(&t.name).dims;
-    if own.is_some() && view.shapes.get(other).dims == own && !matches!(op, "Div" | "Pow") {
+    if own.is_some() && view.shapes.get(other).dims == own && !matches!(op, "Div" | "Pow" | "Mod") {
         return true;
     }
     let Some(o) = super::static_dims(view.shapes, other) else {
@@ -233,5 +240,5 @@ pub(super) fn binary_row_wise(
     // The other operand, right-aligned, must not vary along the padded axis.
     let at = t.axis as i64 - (t.rank as i64 - o.len() as i64);
     let varies = at >= 0 && o.get(at as usize).is_some_and(|&d| d != 1);
-    !(varies || o.len() > t.rank || (matches!(op, "Div" | "Pow") && slot == 1))
+    !(varies || o.len() > t.rank || (matches!(op, "Div" | "Pow" | "Mod") && slot == 1))
 }

@@ -210,29 +210,72 @@ fn squeeze(ctx: &Ctx) -> Option<Vec<Dim>> {
 /// (`[0:big]`, step 1) keeps the size, anything else gets a fresh one.
 fn slice(ctx: &Ctx) -> Option<Vec<Dim>> {
     let mut d = ctx.dims(0)?;
-    let (starts, ends, axes, steps) = if ctx.node.input.len() == 1 {
+    if ctx.node.input.len() == 1 {
         let attr = |n: &str| crate::graph::ints_attr(ctx.node, n).ok();
-        (attr("starts")??, attr("ends")??, attr("axes")?, None)
-    } else {
-        let operand = |slot: usize| match ctx.has_input(slot) {
-            true => ctx.static_ints(slot).map(Some),
-            false => Some(None),
-        };
-        (operand(1)??, operand(2)??, operand(3)?, operand(4)?)
+        let (starts, ends, axes) = (attr("starts")??, attr("ends")??, attr("axes")?);
+        let bounds = starts
+            .into_iter()
+            .zip(ends)
+            .map(|(s, e)| (Some(s), Some(e), None));
+        return slice_axes(ctx, d, bounds.collect(), axes, None);
+    }
+    let operand = |slot: usize| match ctx.has_input(slot) {
+        true => ctx.static_ints(slot).map(Some),
+        false => Some(None),
     };
-    let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
-    let steps = steps.unwrap_or(vec![1; starts.len()]);
-    if starts.len() != ends.len() || starts.len() != axes.len() || starts.len() != steps.len() {
+    let (axes, steps) = (operand(3)?, operand(4)?);
+    // Bounds known as ints, or (an end) as sizes: `x[0:len(x)]` is x.
+    let ints = |slot: usize| {
+        ctx.static_ints(slot)
+            .map(|v| v.into_iter().map(Some).collect())
+    };
+    let (starts, ends): (Vec<Option<i64>>, Vec<Option<i64>>) = (
+        ints(1)?,
+        match ints(2) {
+            Some(ends) => ends,
+            None => vec![None; ctx.values(2)?.len()],
+        },
+    );
+    let sizes = ctx.values(2);
+    let bounds = (0..starts.len())
+        .map(|i| {
+            (
+                starts[i],
+                ends.get(i).copied().flatten(),
+                sizes.as_ref().map(|s| s[i].clone()),
+            )
+        })
+        .collect();
+    if starts.len() != ends.len() {
         return None;
     }
-    for i in 0..starts.len() {
+    d = slice_axes(ctx, d, bounds, axes, steps)?;
+    Some(d)
+}
+
+/// Each sliced axis's length: static where the bounds and size are, the size itself for
+/// `0..size` (an end known as that size), else a fresh size; the other axes keep theirs.
+fn slice_axes(
+    ctx: &Ctx,
+    mut d: Vec<Dim>,
+    bounds: Vec<(Option<i64>, Option<i64>, Option<Dim>)>,
+    axes: Option<Vec<i64>>,
+    steps: Option<Vec<i64>>,
+) -> Option<Vec<Dim>> {
+    let axes = axes.unwrap_or_else(|| (0..bounds.len() as i64).collect());
+    let steps = steps.unwrap_or(vec![1; bounds.len()]);
+    if bounds.len() != axes.len() || bounds.len() != steps.len() {
+        return None;
+    }
+    for (i, (start, end, end_size)) in bounds.into_iter().enumerate() {
         let a = axis_in(axes[i], d.len())?;
         let step = steps[i];
         (step != 0).then_some(())?;
-        d[a] = match d[a].as_static() {
-            Some(n) => Dim::from(static_slice_len(n, starts[i], ends[i], step)),
-            None if starts[i] == 0 && ends[i] >= i64::from(i32::MAX) && step == 1 => d[a].clone(),
-            None => ctx.fresh(0, a),
+        d[a] = match (d[a].as_static(), start, end) {
+            (Some(n), Some(s), Some(e)) => Dim::from(static_slice_len(n, s, e, step)),
+            (None, Some(0), Some(e)) if e >= i64::from(i32::MAX) && step == 1 => d[a].clone(),
+            (_, Some(0), None) if step == 1 && end_size.as_ref() == Some(&d[a]) => d[a].clone(),
+            _ => ctx.fresh(0, a),
         };
     }
     Some(d)
