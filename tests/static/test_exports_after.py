@@ -50,13 +50,11 @@ STAYS_DYNAMIC = {
     # cover (SSDlite's and RetinaNet's per-level TopK over a selection, whose k is
     # min(K, count): TopK value-dependent-shape), masks whose length comes after NMS or a
     # selection (shape-not-fixed), and NonMaxSuppression (in an If's else branch) over such a
-    # selection's boxes. The R-CNNs: both NMS and every selection around them are static but
-    # MultiScaleRoIAlign's per-level selections (UNSAFE 2: the level's indices reshaped to
-    # [n, 1, 1, 1] and expanded for its scatter); Faster R-CNN's outputs are padded with counts.
-    "real/faster_rcnn_ts17.onnx": {UNSAFE: 2},
+    # selection's boxes. Faster R-CNN is fully static; Keypoint and Mask R-CNN up to their second
+    # NMS, whose detections reach the keypoint and mask heads' shape reads.
     "real/fcos_ts17.onnx": {NMS: 1, UNSAFE: 8, ("TopK", VALUE_SHAPE): 4},
-    "real/keypoint_rcnn_ts17.onnx": {UNSAFE: 2, NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1},
-    "real/mask_rcnn_ts17.onnx": {UNSAFE: 2, NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1,
+    "real/keypoint_rcnn_ts17.onnx": {NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1},
+    "real/mask_rcnn_ts17.onnx": {NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1,
                                  ("Slice", VALUE_SHAPE): 2, ("ConstantOfShape", VALUE_SHAPE): 4},
     "real/retinanet_ts17.onnx": {NMS: 1, UNSAFE: 8, ("TopK", VALUE_SHAPE): 4},
     "real/ssdlite320_ts17.onnx": {NMS: 1, UNSAFE: 180},
@@ -196,7 +194,20 @@ ROUNDING = {
     **{f"real/bart_{exporter}.onnx": {"onnxruntime": {"logits": (1e-5, 1e-7)}, "iree": {"logits": (1e-4, 1e-6)}}
        for exporter in ("ts17", "dynamo18")},
 }
+# OpenVINO computes these at its own precision (bf16 MatMul on this CPU; Faster R-CNN's
+# convolutions too, which moves its boxes and so what NMS keeps): judged against its own run of
+# the original.
 OWN_PRECISION = set(ROUNDING)
+# Static exports IREE 3.13 cannot compile for an op it lacks, with the error it gives (asserted):
+# RoiAlign becomes torchvision.roi_align in its importer, which it cannot legalize (a one-node
+# RoiAlign model fails the same way).
+IREE_CANNOT = {"real/faster_rcnn_ts17.onnx": "fails: failed to legalize operation 'torch.constant.bool'"}
+# Exports whose scores all tie (random weights: every detection of Faster R-CNN scores the same),
+# so that which boxes NMS keeps, and their order, is decided by the order among equal scores,
+# which ONNX leaves open: ONNX Runtime's original and the static form agree exactly (asserted),
+# OpenVINO's and IREE's TopK break the ties otherwise. On those engines the count and the scores
+# and labels are judged; the boxes are not, and the report says so.
+TIED_SCORES = {"real/faster_rcnn_ts17.onnx": {"boxes"}}
 OWN_ORIGINAL = {
     "openvino": (cases.nan_compared, "NaN > threshold"),
     "iree": (cases.has_denormals, "denormals in arithmetic"),
@@ -228,6 +239,17 @@ def _judge(report, export, engine, case, feeds, want, got, cell):
     """_check against ONNX Runtime's original (`want`); failing that, where OWN_ORIGINAL says
     the engine reads these inputs its own way, against its own run of the original (inputs
     fixed, as the before table has it), which must then differ from ONNX Runtime's."""
+    if engine != "onnxruntime" and export.id in TIED_SCORES:
+        for name, value in want.items():
+            if name in TIED_SCORES[export.id]:
+                continue
+            count = int(got[f"{name}_count"])
+            assert count == len(value), (name, count, len(value))
+            assert np.allclose(np.sort(got[name][:count]), np.sort(value), rtol=1e-4, atol=1e-6), name
+        # The exemption's reason holds: every score the same.
+        assert np.ptp(want["scores"]) == 0 if len(want["scores"]) else True, want["scores"]
+        cell["why"] = "scores all tie: boxes not compared"
+        return
     if engine == "openvino" and export.id in OWN_PRECISION:
         own = ENGINES[engine](_fixed(export), feeds)
         _check(report, export, own, got, engine)
@@ -262,6 +284,10 @@ def test_outputs_after(export, engine, tables):
     row = _row(export, tables)
     cell = row.setdefault("outputs", {})[engine] = {"equal": False, "invalid": [], "own": [], "signs": 0,
                                                         "compared": 0}
+    if engine == "iree" and export.id in IREE_CANNOT:
+        assert judge.iree_status(path).startswith(IREE_CANNOT[export.id]), judge.iree_status(path)
+        cell["why"] = "IREE cannot compile RoiAlign"
+        return
     judged = [c for c in cases.CASES if not (nms and c == "specials")]
     for case in judged:
         feeds = cases.feeds(export, case)
@@ -270,7 +296,9 @@ def test_outputs_after(export, engine, tables):
             # nothing to compare with; the table lists the case.
             with pytest.raises(Exception):
                 run_ort(export.path, feeds)
-            if engine == "onnxruntime":  # and so does the static model, as test_static.py asserts
+            # So does the static model, as test_static.py asserts; but a detector with no
+            # proposal: its static form pads an empty list where the export's Reshape fails.
+            if engine == "onnxruntime" and export.id not in cases.REAL_INVALID:
                 with pytest.raises(Exception):
                     run_ort(path, feeds)
             cell["invalid"].append(case)

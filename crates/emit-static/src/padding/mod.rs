@@ -142,7 +142,7 @@ fn follow_from(
                     index: None,
                     count: t.count.clone(),
                 };
-                if t.spread && !matches!(op, "Expand" | "ScatterElements" | "ScatterND") {
+                if t.spread && !matches!(op, "Expand" | "ScatterElements" | "ScatterND" | "Shape") {
                     return refuse();
                 }
                 // The first L rows (`keep[:L]`): the count is at most L.
@@ -326,6 +326,14 @@ fn follow_from(
                             && view.const_ints(&node.input[1]) == Some(vec![-1]) =>
                     {
                         todo.push(step(0, 1, true))
+                    }
+                    // A column given unit axes (`idx.view(-1, 1, 1, 1)`), spread by an Expand.
+                    "Reshape" if column && steps::unit_axes(view, node) => {
+                        let rank = view.shapes.get(&node.output[0]).rank().unwrap_or(0);
+                        todo.push(Padded {
+                            spread: true,
+                            ..step(0, rank, true)
+                        })
                     }
                     "GatherND" if coords_2d && slot == 1 && node.input.len() == 2 => {
                         let Some((kind, rank)) =

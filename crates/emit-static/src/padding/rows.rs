@@ -195,6 +195,11 @@ pub(super) fn row_work(
                 _ => Next::Refuse,
             }
         }
+        // RoiAlign of padded rois and their batch indices (a zero box of batch 0 in the
+        // padding): a pooled map per roi.
+        "RoiAlign" if matches!(slot, 1 | 2) && !t.coords && t.axis == 0 => {
+            next(0, 4, false, false, true)
+        }
         // Flatten after the rows (axis >= 1 of rows first): each row its own.
         "Flatten" if slot == 0 && !t.coords && t.axis == 0 => {
             let axis = crate::graph::int_attr(node, "axis")

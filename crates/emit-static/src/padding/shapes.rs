@@ -78,7 +78,20 @@ fn used_as_size(
                 dims.is_some_and(|d| d.contains(count))
             };
             match op {
-                "Reshape" => slot == 1 && data_alike(),
+                "Reshape" if slot == 1 => data_alike(),
+                "Expand" => slot == 1 && data_alike(),
+                // The list itself reshaped to a list, or TorchScript's expand of -1
+                // (`Where(sizes == -1, 1, sizes)`): still sizes, the count never -1.
+                "Reshape" | "Equal" | "Where" => {
+                    let fixed_rest =
+                        node.input.iter().enumerate().all(|(i, n)| {
+                            i == slot || view.const_ints(n).is_some() || op == "Where"
+                        });
+                    let rank = view.shapes.get(&node.output[0]).rank();
+                    fixed_rest
+                        && rank == Some(1)
+                        && used_as_size(view, &node.output[0], count, at, made, depth + 1)
+                }
                 // `x[:len(boxes)]`: the end, from a start of 0 (the whole of the capacity).
                 "Slice" => {
                     let from_zero = node

@@ -177,6 +177,7 @@ pub(super) const ROW_OPS: &[&str] = &[
     "ScatterElements",
     "ScatterND",
     "NonMaxSuppression",
+    "RoiAlign",
 ];
 
 /// A reduction of padded values: `Ok` with the padded axis and rank after it when it reduces
@@ -241,4 +242,12 @@ pub(super) fn binary_row_wise(
     let at = t.axis as i64 - (t.rank as i64 - o.len() as i64);
     let varies = at >= 0 && o.get(at as usize).is_some_and(|&d| d != 1);
     !(varies || o.len() > t.rank || (matches!(op, "Div" | "Pow" | "Mod") && slot == 1))
+}
+
+/// `Reshape(column, [-1, 1, ..., 1])`: a column given unit axes (to be expanded for a scatter).
+pub(super) fn unit_axes(view: &View, node: &NodeProto) -> bool {
+    node.input.len() == 2
+        && view
+            .const_ints(&node.input[1])
+            .is_some_and(|s| s.len() > 1 && s[0] == -1 && s[1..].iter().all(|&d| d == 1))
 }
