@@ -9,6 +9,7 @@
 //!   p       = ArgMax(alive)                        [B, C, 1]  the first box still alive
 //!   lists[:, :, i] = order[p] where one is alive, else -1
 //!   alive  &= not (IoU(box p, each) > iou_threshold), and not p itself
+//!             (row p of every pair's overlap computed once, up to MATRIX_ELEMENTS)
 //! rows   = the lists compacted in (batch, class, rank) order: [B * C * K, 3], -1 past the count
 //! ```
 //!
@@ -27,6 +28,10 @@ use super::super::emit::{int_attr, Emitter};
 use super::super::outputs::tensor_value;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::{AttributeProto, GraphProto, NodeProto};
+
+/// The most elements of the overlaps of every pair of boxes computed once (`B * C * N * N`):
+/// 4M bools, N = 2048 for one list. Past it each iteration computes its pick's row.
+const MATRIX_ELEMENTS: i64 = 1 << 22;
 
 /// NMS's fixed sizes: batches, classes, boxes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,6 +229,15 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
     let ranks = e.range(k);
     let positions = e.range(n);
 
+    // Small enough, every pair's overlap at once ([B, C, N, N]: row i, box i kept first), so that
+    // an iteration reads one row; else each iteration computes its pick's row.
+    let matrix = (b * c * n * n <= MATRIX_ELEMENTS).then(|| {
+        let kept: Vec<String> = corners.iter().map(|q| e.unsqueeze(q, &[3])).collect();
+        let each: Vec<String> = corners.iter().map(|q| e.unsqueeze(q, &[2])).collect();
+        overlaps(e, &kept, &each, &threshold, &zero_f)
+    });
+    let row_shape = e.ints(&[b, c, 1, n]);
+
     // The body: one box picked per list, and the boxes it suppresses.
     let mark = e.nodes.len();
     let (iteration, go_in, alive_in, lists_in) = (
@@ -246,29 +260,32 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
     let picked = e.where_(&found, &box_index, &none);
     let this_rank = e.binary("Equal", &ranks, &iteration);
     let lists_out = e.where_(&this_rank, &picked, &lists_in);
-    let p: Vec<String> = corners.iter().map(|q| at_pick(e, q)).collect();
-    let ix_min = e.binary("Max", &p[0], &corners[0]);
-    let ix_max = e.binary("Min", &p[1], &corners[1]);
-    let iy_min = e.binary("Max", &p[2], &corners[2]);
-    let iy_max = e.binary("Min", &p[3], &corners[3]);
-    let i_width = e.binary("Sub", &ix_max, &ix_min);
-    let i_height = e.binary("Sub", &iy_max, &iy_min);
-    let inter = e.binary("Mul", &i_width, &i_height);
-    let areas = e.binary("Add", &p[4], &corners[4]);
-    let union = e.binary("Sub", &areas, &inter);
-    let iou = e.binary("Div", &inter, &union);
-    let tests = [
-        e.binary("Greater", &ix_max, &ix_min),
-        e.binary("Greater", &iy_max, &iy_min),
-        e.binary("Greater", &inter, &zero_f),
-        e.binary("Greater", &p[4], &zero_f),
-        e.binary("Greater", &corners[4], &zero_f),
-        e.binary("Greater", &union, &zero_f),
-        e.binary("Greater", &iou, &threshold),
-    ];
-    let suppressed = tests[1..]
-        .iter()
-        .fold(tests[0].clone(), |all, t| e.binary("And", &all, t));
+    // The body's inner types, declared: IREE's importer needs them for the row's steps.
+    let mut inner = vec![];
+    let suppressed = match &matrix {
+        // Row p of the overlaps computed once.
+        Some(overlap) => {
+            let at = e.unsqueeze(&pick, &[3]);
+            let at_row = e.op("Expand", &[&at, &row_shape], vec![]);
+            let row = e.op(
+                "GatherElements",
+                &[overlap, &at_row],
+                vec![int_attr("axis", 2)],
+            );
+            let int64 = DataType::Int64 as i32;
+            inner.extend([
+                tensor_value(&pick, int64, &[b, c, 1]),
+                tensor_value(&at, int64, &[b, c, 1, 1]),
+                tensor_value(&at_row, int64, &[b, c, 1, n]),
+                tensor_value(&row, DataType::Bool as i32, &[b, c, 1, n]),
+            ]);
+            e.op("Reshape", &[&row, &spread], vec![])
+        }
+        None => {
+            let p: Vec<String> = corners.iter().map(|q| at_pick(e, q)).collect();
+            overlaps(e, &p, &corners, &threshold, &zero_f)
+        }
+    };
     let itself = e.binary("Equal", &positions, &pick);
     let gone = e.binary("Or", &suppressed, &itself);
     let stays = e.op("Not", &[&gone], vec![]);
@@ -282,6 +299,7 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
     let body = GraphProto {
         name: Some(e.fresh("greedy")),
         node: nodes,
+        value_info: inner,
         input: vec![
             tensor_value(&iteration, int64, &[]),
             tensor_value(&go_in, bool_type, &[]),
@@ -316,4 +334,38 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
         ..Default::default()
     });
     lists
+}
+
+/// ONNX Runtime's SuppressByIOU of boxes `kept` (its corners and area, first) against `each`
+/// (broadcasting): a side, the intersection, each area and the union positive, and the IoU above
+/// `threshold`.
+fn overlaps(
+    e: &mut Emitter,
+    kept: &[String],
+    each: &[String],
+    threshold: &str,
+    zero: &str,
+) -> String {
+    let ix_min = e.binary("Max", &kept[0], &each[0]);
+    let ix_max = e.binary("Min", &kept[1], &each[1]);
+    let iy_min = e.binary("Max", &kept[2], &each[2]);
+    let iy_max = e.binary("Min", &kept[3], &each[3]);
+    let i_width = e.binary("Sub", &ix_max, &ix_min);
+    let i_height = e.binary("Sub", &iy_max, &iy_min);
+    let inter = e.binary("Mul", &i_width, &i_height);
+    let areas = e.binary("Add", &kept[4], &each[4]);
+    let union = e.binary("Sub", &areas, &inter);
+    let iou = e.binary("Div", &inter, &union);
+    let tests = [
+        e.binary("Greater", &ix_max, &ix_min),
+        e.binary("Greater", &iy_max, &iy_min),
+        e.binary("Greater", &inter, zero),
+        e.binary("Greater", &kept[4], zero),
+        e.binary("Greater", &each[4], zero),
+        e.binary("Greater", &union, zero),
+        e.binary("Greater", &iou, threshold),
+    ];
+    tests[1..]
+        .iter()
+        .fold(tests[0].clone(), |all, t| e.binary("And", &all, t))
 }
