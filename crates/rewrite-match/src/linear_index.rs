@@ -60,8 +60,12 @@ fn chain_end<'a>(view: &View<'a>, node: &NodeProto) -> Option<Linear<'a>> {
         && inner.input.len() == 2
         && inner.output.len() == 1
         && int_attr(inner, "axis").ok()?.unwrap_or(0) == 0;
+    // Checked before reading its input: the chain may start at a node without one (a Constant).
+    if !gather_ok {
+        return None;
+    }
     let flatten = view.producer(&inner.input[0])?;
-    if !gather_ok || !view.is_op(flatten, "Flatten") || flatten.input.len() != 1 {
+    if !view.is_op(flatten, "Flatten") || flatten.input.len() != 1 {
         return None;
     }
     let data = flatten.input[0].clone();

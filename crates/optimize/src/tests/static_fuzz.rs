@@ -86,3 +86,40 @@ fn a_declaration_the_inference_contradicts_is_not_written_as_static() {
         ]
     );
 }
+
+/// A Reshape of a Constant node's output: the linear-index matcher read the input of the node
+/// before its Reshapes without checking it had one (a panic). Found by the fuzz target in the
+/// CI run of 2026-11-27; its input is fuzz/seeds/optimize_static/reshape_of_constant.
+#[test]
+fn a_reshape_of_a_constant_node_is_not_a_linear_index() {
+    let tensor = TensorProto {
+        dims: vec![4],
+        data_type: Some(DataType::Float as i32),
+        float_data: vec![1.0, 0.0, 2.0, 0.0],
+        ..Default::default()
+    };
+    let constant = NodeProto {
+        output: vec!["c".into()],
+        op_type: Some("Constant".into()),
+        attribute: vec![AttributeProto {
+            name: Some("value".into()),
+            r#type: Some(nonzero_proto::onnx::attribute_proto::AttributeType::Tensor as i32),
+            t: Some(tensor),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let g = graph(
+        vec![
+            constant,
+            node("Reshape", &["c", "shape"], &["r"], vec![]),
+            node("Add", &["r", "x"], &["s"], vec![]),
+            node("NonZero", &["s"], &["y"], vec![]),
+        ],
+        vec![value("x", DataType::Float, Some(&["2", "2"]))],
+        &["y"],
+        vec![int64s("shape", &[2, 2])],
+    );
+    let (_, report) = optimize_with(&model(g, 17), &static_options(&[])).expect("static");
+    assert!(report.left.is_empty(), "{:?}", report.left);
+}
