@@ -86,11 +86,11 @@ def nms_cases(draw, ties):
     return model, feeds
 
 
-def make_static(model, feeds):
+def make_static(model, feeds, *extra):
     with tempfile.TemporaryDirectory(prefix="nz-static-nms-") as work:
         src, out, rep = (os.path.join(work, n) for n in ("in.onnx", "out.onnx", "report.json"))
         onnx.save(model, src)
-        args = [str(CLI), "optimize", "--static", "--report-json", rep]
+        args = [str(CLI), "optimize", "--static", "--report-json", rep, *extra]
         for name, value in feeds.items():
             args += ["--input-shape", f"{name}=" + ",".join(str(d) for d in value.shape)]
         done = subprocess.run([*args, src, out], capture_output=True, text=True)
@@ -188,10 +188,11 @@ def test_fixed_nms_takes_the_lower_index_first_among_equal_scores():
     run_property(ties=True)
 
 
-def batched_nms_model(n):
+def batched_nms_model(n, tested="b"):
     """torchvision's `_batched_nms_coordinate_trick` over a selection, as TorchScript writes it:
     `b, s = boxes[m], scores[m]`; `keep = empty if b.numel() == 0 else nms(b + offsets, s)`
-    (the offsets from `b.max()`), then `b[keep[:3]]`."""
+    (the offsets from `b.max()`), then `b[keep[:3]]`. `tested="b2"` tests the size of
+    `boxes[m2]` instead, a selection that the NMS does not read."""
     h, T = helper, TensorProto
 
     def const(name, value, dtype=T.INT64):
@@ -222,7 +223,10 @@ def batched_nms_model(n):
         h.make_node("Squeeze", ["rows", "one"], ["at"]),
         h.make_node("Gather", ["boxes", "at"], ["b"], axis=0),
         h.make_node("Gather", ["scores", "at"], ["s"], axis=0),
-        h.make_node("Shape", ["b"], ["shape"]),
+        *([h.make_node("NonZero", ["m2"], ["nz2"]), h.make_node("Transpose", ["nz2"], ["rows2"], perm=[1, 0]),
+           h.make_node("Squeeze", ["rows2", "one"], ["at2"]), h.make_node("Gather", ["boxes", "at2"], ["b2"], axis=0)]
+          if tested == "b2" else []),
+        h.make_node("Shape", [tested], ["shape"]),
         h.make_node("ReduceProd", ["shape"], ["numel"], keepdims=0),
         h.make_node("Equal", ["numel", "zero"], ["empty"]),
         h.make_node("If", ["empty"], ["keep"], then_branch=then_branch, else_branch=else_branch),
@@ -232,7 +236,7 @@ def batched_nms_model(n):
     graph = h.make_graph(nodes, "batched_nms",
                          [h.make_tensor_value_info("boxes", T.FLOAT, [n, 4]),
                           h.make_tensor_value_info("scores", T.FLOAT, [n]),
-                          h.make_tensor_value_info("m", T.BOOL, [n])],
+                          *(h.make_tensor_value_info(m, T.BOOL, [n]) for m in ["m", "m2"][:1 + (tested == "b2")])],
                          [h.make_tensor_value_info("y", T.FLOAT, [None, 4])],
                          [const("one", [1]), h.make_tensor("zero", T.INT64, [], [0]), const("zero1", [0]),
                           const("three", [3])])
@@ -263,6 +267,27 @@ def test_a_count_decided_if_over_a_selection_becomes_its_else_branch():
         got, count = made.run(None, feeds)
         assert np.array_equal(got[:count], want), (trial, got, want)
         assert (got[count:] == 0).all()
+
+
+def test_an_if_testing_another_selection_is_not_taken():
+    """The If tests the size of `boxes[m2]` but its NMS reads `boxes[m]`: with m2 selecting none
+    the original keeps nothing even where m selects boxes, so the else branch may not take its
+    place. The If stays (left dynamic) and the model written anyway still equals the original."""
+    n = 12
+    model = batched_nms_model(n, tested="b2")
+    feeds = {"boxes": np.zeros((n, 4), np.float32), "scores": np.zeros(n, np.float32), "m": np.zeros(n, bool),
+             "m2": np.zeros(n, bool)}
+    static, report = make_static(model, feeds, "--allow-dynamic")
+    assert "count-if" not in [r["kind"] for r in report["static"]["rewrites"]], report
+    assert "If" in {n.op_type for n in static.graph.node}
+    original, made = session(model, library=False, threads=1), session(static, library=False, threads=1)
+    rng = np.random.default_rng(11)
+    xy = rng.random((n, 2)).astype(np.float32) * 10
+    feeds = {"boxes": np.concatenate([xy, xy + 2], axis=1), "scores": rng.permutation(n).astype(np.float32),
+             "m": np.ones(n, bool), "m2": np.zeros(n, bool)}
+    (want,) = original.run(None, feeds)
+    (got, *_) = made.run(None, feeds)
+    assert want.shape == (0, 4) and np.array_equal(got, want), got
 
 
 @pytest.mark.parametrize("n", [300, 2100])

@@ -51,17 +51,18 @@ impl StaticPass<'_> {
                 // An If decided by the list's size may be what refuses it ([`count_if`]): on
                 // a copy with such Ifs replaced by their else branch, the list may pass.
                 // One If at a time: only the one this list's size decides is taken.
-                let adopted = count_if::found(&view).into_iter().find_map(|at| {
+                let adopted = count_if::found(&view).into_iter().find_map(|found| {
                     let mut trial = graph.clone();
-                    let lines = count_if::take_else(&mut trial, &[at]);
+                    let lines = count_if::take_else(&mut trial, &[found.at]);
                     let (index, shapes) = scope.shapes_of(&trial);
                     let view = View {
                         graph: &trial,
                         index: &index,
                         shapes: &shapes,
                     };
-                    let passes =
-                        !lines.is_empty() && self::plan(&view, scope, &mask, &output).is_ok();
+                    let passes = !lines.is_empty()
+                        && self::plan(&view, scope, &mask, &output)
+                            .is_ok_and(|(_, _, flow, _)| found.decided_by(&flow));
                     passes.then_some((trial, lines))
                 });
                 if let Some((trial, lines)) = adopted {

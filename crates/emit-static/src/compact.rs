@@ -21,6 +21,7 @@ use super::padding::{Flow, GatherKind, Reduction};
 use super::portable;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::NodeProto;
+use nonzero_rewrite_analysis::dims::checked_numel;
 
 /// `condition ? a : b` for int64 `a` and `b` (broadcasting), as `b + condition * (a - b)`.
 pub(crate) fn choose(e: &mut Emitter, condition: &str, a: &str, b: &str) -> String {
@@ -230,7 +231,10 @@ pub fn emit_gather(
             return Some(());
         }
     }
-    let fixed = |d: &[i64]| -> Option<i64> { d.iter().map(|&x| (x >= 0).then_some(x)).product() };
+    let fixed = |d: &[i64]| -> Option<i64> {
+        let d: Option<Vec<i64>> = d.iter().map(|&x| (x >= 0).then_some(x)).collect();
+        checked_numel(&d?)
+    };
     // The copy is about the output's size at the default capacity (every element a slot).
     let row: Option<Vec<i64>> = out_dims
         .get(1..)

@@ -15,21 +15,45 @@
 use crate::branches;
 use crate::graph::{describe, is_onnx_op};
 use crate::trace::View;
-use nonzero_proto::onnx::{GraphProto, NodeProto};
+use nonzero_proto::onnx::GraphProto;
 
 /// How many steps may sit between a tensor and what it is read from.
 const MAX_STEPS: usize = 6;
 
-/// The Ifs of `view`'s graph in the form above, by position.
-pub fn found(view: &View) -> Vec<usize> {
+/// An If in the form above.
+pub struct CountIf {
+    /// Its position in the graph.
+    pub at: usize,
+    /// The X whose size it tests: taking the else branch is exact only where X is padded by
+    /// the list that the else branch's NMS reads.
+    pub tested: String,
+    /// The else branch's NonMaxSuppression nodes, by output.
+    pub nms: Vec<String>,
+}
+
+impl CountIf {
+    /// True when `flow` (the list's, with the else branch taken) pads X and scores the
+    /// padding of every NMS here out: over zero valid rows each keeps nothing, as the then
+    /// branch.
+    pub fn decided_by(&self, flow: &crate::padding::Flow) -> bool {
+        flow.padded.contains(&self.tested) && self.nms.iter().all(|n| flow.nms.contains(n))
+    }
+}
+
+/// The Ifs of `view`'s graph in the form above.
+pub fn found(view: &View) -> Vec<CountIf> {
+    if !crate::versions::is_known("If", view.shapes.opset()) {
+        return vec![];
+    }
     (0..view.graph.node.len())
-        .filter(|&at| decided_by_count(view, &view.graph.node[at]))
+        .filter_map(|at| decided_by_count(view, at))
         .collect()
 }
 
-fn decided_by_count(view: &View, node: &NodeProto) -> bool {
+fn decided_by_count(view: &View, at: usize) -> Option<CountIf> {
+    let node = &view.graph.node[at];
     if !is_onnx_op(node, "If") || node.input.len() != 1 {
-        return false;
+        return None;
     }
     let branch = |name: &str| {
         node.attribute
@@ -37,56 +61,68 @@ fn decided_by_count(view: &View, node: &NodeProto) -> bool {
             .find(|a| a.name.as_deref() == Some(name))
             .and_then(|a| a.g.as_ref())
     };
-    let (Some(then_branch), Some(else_branch)) = (branch("then_branch"), branch("else_branch"))
-    else {
-        return false;
-    };
-    size_is_zero(view, &node.input[0])
-        && then_branch.output.len() == node.output.len()
-        && else_branch.output.len() == node.output.len()
-        && then_branch
+    let (then_branch, else_branch) = (branch("then_branch")?, branch("else_branch")?);
+    let sized = |g: &GraphProto| g.output.len() == node.output.len();
+    let out_name = |o: &nonzero_proto::onnx::ValueInfoProto| o.name.clone().unwrap_or_default();
+    if !sized(then_branch)
+        || !sized(else_branch)
+        || !then_branch
             .output
             .iter()
-            .all(|o| empty_constant(then_branch, o.name.as_deref().unwrap_or("")))
-        && else_branch
-            .output
-            .iter()
-            .all(|o| read_from_nms(else_branch, o.name.as_deref().unwrap_or("")))
+            .all(|o| empty_constant(then_branch, &out_name(o)))
+    {
+        return None;
+    }
+    let nms = else_branch
+        .output
+        .iter()
+        .map(|o| read_from_nms(else_branch, &out_name(o)))
+        .collect::<Option<Vec<_>>>()?;
+    Some(CountIf {
+        at,
+        tested: size_is_zero(view, &node.input[0])?,
+        nms,
+    })
 }
 
-/// `Size(X) == 0` or `ReduceProd(Shape(X)) == 0`, through Cast and Identity.
-fn size_is_zero(view: &View, cond: &str) -> bool {
+/// The X of `Size(X) == 0` or `ReduceProd(Shape(X)) == 0`, through Cast and Identity.
+fn size_is_zero(view: &View, cond: &str) -> Option<String> {
     let mut at = cond.to_string();
     for _ in 0..MAX_STEPS {
-        let Some(node) = view.producer(&at) else {
-            return false;
-        };
+        let node = view.producer(&at)?;
         match node.op_type.as_deref() {
             Some("Cast" | "Identity") if !node.input.is_empty() => at = node.input[0].clone(),
             Some("Equal") if node.input.len() == 2 => {
                 let zero = |i: usize| view.const_ints(&node.input[i]).is_some_and(|v| v == [0]);
                 let size = |i: usize| size_of(view, &node.input[i]);
-                return (zero(1) && size(0)) || (zero(0) && size(1));
+                return if zero(1) {
+                    size(0)
+                } else if zero(0) {
+                    size(1)
+                } else {
+                    None
+                };
             }
-            _ => return false,
+            _ => return None,
         }
     }
-    false
+    None
 }
 
-fn size_of(view: &View, name: &str) -> bool {
-    let Some(node) = view.producer(name) else {
-        return false;
-    };
+/// The X of `Size(X)` or `ReduceProd(Shape(X))`, through Cast and Identity.
+fn size_of(view: &View, name: &str) -> Option<String> {
+    let node = view.producer(name)?;
+    let first = node.input.first()?;
     match node.op_type.as_deref() {
-        Some("Size") => true,
-        Some("Cast" | "Identity") => node.input.first().is_some_and(|i| size_of(view, i)),
-        Some("ReduceProd") => node
-            .input
-            .first()
-            .and_then(|i| view.producer(i))
-            .is_some_and(|shape| is_onnx_op(shape, "Shape") && node.input.len() == 1),
-        _ => false,
+        Some("Size") => Some(first.clone()),
+        Some("Cast" | "Identity") => size_of(view, first),
+        Some("ReduceProd") if node.input.len() == 1 => {
+            let shape = view.producer(first)?;
+            is_onnx_op(shape, "Shape")
+                .then(|| shape.input.first().cloned())
+                .flatten()
+        }
+        _ => None,
     }
 }
 
@@ -109,26 +145,24 @@ fn empty_constant(branch: &GraphProto, name: &str) -> bool {
     })
 }
 
-/// `name` is read from a NonMaxSuppression of `branch` through column and shape steps.
-fn read_from_nms(branch: &GraphProto, name: &str) -> bool {
+/// The NonMaxSuppression of `branch` (by output) that `name` is read from through column and
+/// shape steps.
+fn read_from_nms(branch: &GraphProto, name: &str) -> Option<String> {
     let mut at = name.to_string();
     for _ in 0..=MAX_STEPS {
-        let Some(node) = branch
+        let node = branch
             .node
             .iter()
-            .find(|n| n.output.first().map(String::as_str) == Some(at.as_str()))
-        else {
-            return false;
-        };
+            .find(|n| n.output.first().map(String::as_str) == Some(at.as_str()))?;
         match node.op_type.as_deref() {
-            Some("NonMaxSuppression") => return true,
+            Some("NonMaxSuppression") => return Some(at),
             Some(
                 "Gather" | "Squeeze" | "Unsqueeze" | "Slice" | "Reshape" | "Cast" | "Identity",
             ) if !node.input.is_empty() => at = node.input[0].clone(),
-            _ => return false,
+            _ => return None,
         }
     }
-    false
+    None
 }
 
 /// Replaces each If at `ifs` (ascending) by its else branch, and removes what computed only

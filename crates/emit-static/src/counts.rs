@@ -7,6 +7,7 @@ use super::mask::Selection;
 use super::static_dims;
 use crate::graph::{describe, int_attr};
 use crate::trace::{mask_rank, trace, View};
+use nonzero_rewrite_analysis::dims::checked_numel;
 
 /// One size of the coordinates tensor: the count, or a fixed number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +64,7 @@ pub fn find(view: &View) -> Option<CountUse> {
                 (mask, vec![Size::Fixed(rank), Size::Count])
             }
         };
-        let numel: i64 = static_dims(view.shapes, &mask)?.iter().product();
+        let numel = checked_numel(&static_dims(view.shapes, &mask)?)?;
         let mask_type = view.shapes.get(&mask).elem_type?;
         let per_count = dims
             .iter()
@@ -71,7 +72,7 @@ pub fn find(view: &View) -> Option<CountUse> {
                 Size::Fixed(n) => *n,
                 Size::Count => 1,
             })
-            .product();
+            .try_fold(1i64, |p, d| p.checked_mul(d))?;
         let sizes = if shape {
             let rank = dims.len() as i64;
             let bound = |v: i64| {

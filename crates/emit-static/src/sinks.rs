@@ -238,14 +238,14 @@ impl Compacted {
                         let column = e.unsqueeze(x, &[1]);
                         let shape = e.ints(&[out.capacity, k]);
                         let spread = e.op("Expand", &[&column, &shape], vec![]);
-                        e.reshape(&spread, &[out.capacity * k])
+                        e.reshape(&spread, &[out.capacity.saturating_mul(k)])
                     };
                     Compacted {
                         count: e.binary("Mul", &out.count, &times),
                         padding: repeat(e, &out.padding),
                         flat: repeat(e, &out.flat),
                         numel: out.numel,
-                        capacity: out.capacity * k,
+                        capacity: out.capacity.saturating_mul(k),
                     }
                 }
             };

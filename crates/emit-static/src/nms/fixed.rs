@@ -11,6 +11,7 @@ use crate::trace::View;
 use crate::{padding, replace, sinks, static_dims, StaticError, StaticPass};
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::GraphProto;
+use nonzero_rewrite_analysis::dims::{checked_numel, MAX_PADDED_ELEMENTS};
 use nonzero_rewrite_analysis::findings::Reason;
 use nonzero_rewrite_graph::indexed::remove_dead;
 
@@ -47,6 +48,15 @@ fn plan(view: &View, at: usize) -> Result<Plan, (Reason, String)> {
             Reason::DataDependent,
             "NonMaxSuppression: boxes and scores are not float32 [B, N, 4] and [B, C, N]"
                 .to_string(),
+        ));
+    }
+    // Every list the greedy Loop carries is [B, C, N]; the overlap matrix is checked where it
+    // is built (greedy.rs).
+    let lists = checked_numel(&[b, c, n]).filter(|&e| e <= MAX_PADDED_ELEMENTS);
+    if lists.is_none() {
+        return Err((
+            Reason::DataDependent,
+            format!("NonMaxSuppression: its scores [{b}, {c}, {n}] hold more than static mode's limit of 2^31 elements (docs/static.md, \"Capacity\")"),
         ));
     }
     let max_output = match node.input.get(2).filter(|m| !m.is_empty()) {

@@ -231,7 +231,8 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
 
     // Small enough, every pair's overlap at once ([B, C, N, N]: row i, box i kept first), so that
     // an iteration reads one row; else each iteration computes its pick's row.
-    let matrix = (b * c * n * n <= MATRIX_ELEMENTS).then(|| {
+    let pairs = [b, c, n, n].iter().try_fold(1i64, |p, &d| p.checked_mul(d));
+    let matrix = pairs.is_some_and(|p| p <= MATRIX_ELEMENTS).then(|| {
         let kept: Vec<String> = corners.iter().map(|q| e.unsqueeze(q, &[3])).collect();
         let each: Vec<String> = corners.iter().map(|q| e.unsqueeze(q, &[2])).collect();
         overlaps(e, &kept, &each, &threshold, &zero_f)

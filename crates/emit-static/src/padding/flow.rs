@@ -47,6 +47,8 @@ pub struct Flow {
     /// NonMaxSuppression nodes (by output) over padded boxes and scores: the padding is scored
     /// so that no score threshold passes it, and NMS keeps valid rows only.
     pub nms: Vec<String>,
+    /// Every tensor padded by the selection (what a test of its size would read).
+    pub padded: std::collections::HashSet<String>,
 }
 
 /// `Gather(Reshape(rows, [G, -1, ...]), i, axis=1)`: the selected rows cut into G equal groups

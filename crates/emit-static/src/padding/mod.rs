@@ -19,7 +19,6 @@ mod shapes;
 mod steps;
 
 pub use flow::{CountStep, Flow, GatherKind, Reduction, Regrouped};
-
 use std::collections::HashSet;
 use steps::{column_step, shape_of_self, width_one, BINARY, BOOL, ROW_OPS, UNARY};
 
@@ -396,5 +395,6 @@ fn follow_from(
     flow.check_nms(nms_reads)?;
     flow.check_writes(scatter_updates, scatter_indices, &scatter_data)?;
     flow.check_selected_by(view, selected_by)?;
+    flow.padded = seen;
     Ok(flow)
 }

@@ -8,6 +8,7 @@ use super::Padded;
 use crate::infer::Dim;
 use crate::trace::View;
 use nonzero_proto::onnx::NodeProto;
+use nonzero_rewrite_analysis::dims::checked_numel;
 
 /// The padded axis's size: the selection's count, a size no other tensor has by chance.
 pub(super) fn count_dim(view: &View, name: &str, axis: usize) -> Option<Dim> {
@@ -153,7 +154,8 @@ pub(super) fn row_work(
             let rest = |name: &str| -> Option<i64> {
                 let dims = view.shapes.get(name).dims?;
                 (dims.first() == Some(count)).then_some(())?;
-                dims[1..].iter().map(Dim::as_static).product()
+                let row: Option<Vec<i64>> = dims[1..].iter().map(Dim::as_static).collect();
+                checked_numel(&row?)
             };
             // Or a shape `[-1, rest...]` whose rest holds a row's elements (`[n, 1]` to `[-1]`).
             let by_shape = node
@@ -161,7 +163,9 @@ pub(super) fn row_work(
                 .get(1)
                 .and_then(|s| view.const_ints(s))
                 .and_then(|s| {
-                    let rest: Option<i64> = s[1..].iter().map(|&d| (d > 0).then_some(d)).product();
+                    let rest: Option<Vec<i64>> =
+                        s[1..].iter().map(|&d| (d > 0).then_some(d)).collect();
+                    let rest = checked_numel(&rest?);
                     (s.first() == Some(&-1)).then_some((rest?, s.len()))
                 });
             match (rest(&t.name), rest(&node.output[0]), by_shape) {

@@ -123,3 +123,44 @@ fn a_reshape_of_a_constant_node_is_not_a_linear_index() {
     let (_, report) = optimize_with(&model(g, 17), &static_options(&[])).expect("static");
     assert!(report.left.is_empty(), "{:?}", report.left);
 }
+
+/// An NMS over 2^32 boxes: the fixed form multiplied `B * C * N * N` unchecked (an overflow
+/// panic); its lists now count against the padded limit, and the NMS stays dynamic with that
+/// reason. Found by the fuzz target in the CI run of 2026-11-27 (mask_nms_ts17 with n = 2^32);
+/// its input is fuzz/seeds/optimize_static/nms_past_the_limit.
+#[test]
+fn an_nms_past_the_padded_limit_stays_dynamic_and_says_why() {
+    let g = graph(
+        vec![node(
+            "NonMaxSuppression",
+            &["boxes", "scores", "most"],
+            &["y"],
+            vec![],
+        )],
+        vec![
+            value("boxes", DataType::Float, Some(&["1", "n", "4"])),
+            value("scores", DataType::Float, Some(&["1", "1", "n"])),
+        ],
+        &["y"],
+        vec![int64s("most", &[10])],
+    );
+    let n = 1i64 << 32;
+    let options = Options {
+        allow_dynamic: true,
+        ..static_options(&[("boxes", &[1, n, 4]), ("scores", &[1, 1, n])])
+    };
+    let (_, report) = optimize_with(&model(g, 17), &options).expect("written anyway");
+    let left: Vec<_> = report
+        .left
+        .iter()
+        .map(|l| (l.node.as_str(), l.reason, l.detail.as_str()))
+        .collect();
+    assert_eq!(
+        left,
+        [(
+            "NonMaxSuppression_y",
+            Reason::DataDependent,
+            "NonMaxSuppression: its scores [1, 1, 4294967296] hold more than static mode's limit of 2^31 elements (docs/static.md, \"Capacity\")"
+        )]
+    );
+}
