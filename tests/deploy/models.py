@@ -83,7 +83,7 @@ def _export_models():
     stays = _stays_dynamic()
     out = []
     for export in exports.exports():
-        if export.id in stays or "mask_nms" in export.id:
+        if export.id in stays:
             continue
         if export.id.startswith("real/"):
             name = export.id.split("/", 1)[1]

@@ -99,11 +99,15 @@ def make_static(model, feeds, *extra):
             return onnx.load(out), json.load(f)
 
 
-def static_rows(model, feeds):
-    static, report = make_static(model, feeds)
-    assert [r["kind"] for r in report["static"]["rewrites"]][-1] == "fixed-nms", report
+def static_rows(model, feeds, target=None):
+    """The static form's rows cut to its count; `target` ("qnn") writes the unrolled NPU form,
+    asserted to have no Loop up to 128 boxes per list (unrolled.rs's MAX_BOXES), a Loop past it."""
+    static, report = make_static(model, feeds, *(["--target", target] if target else []))
+    assert "fixed-nms" in [r["kind"] for r in report["static"]["rewrites"]], report
     ops = {n.op_type for n in static.graph.node}
     assert "NonMaxSuppression" not in ops and [o.name for o in static.graph.output] == ["selected", "selected_count"]
+    if target:
+        assert ("Loop" in ops) == (feeds["boxes"].shape[1] > 128), ops
     rows, count = session(static, library=False, threads=1).run(None, feeds)
     assert rows.dtype == np.int64 and rows.shape[1] == 3 and 0 <= count <= rows.shape[0]
     assert (rows[count:] == -1).all(), rows
@@ -154,8 +158,8 @@ def reference(boxes, scores, max_output, iou, threshold, center):
     return np.array(out, dtype=np.int64).reshape(-1, 3)
 
 
-def check(model, feeds, ties):
-    rows = static_rows(model, feeds)
+def check(model, feeds, ties, target=None):
+    rows = static_rows(model, feeds, target)
     if not ties:
         (want,) = session(model, library=False, threads=1).run(None, feeds)
         assert np.array_equal(rows, want), (rows, want)
@@ -169,11 +173,11 @@ def check(model, feeds, ties):
     assert np.array_equal(rows, want), (rows, want)
 
 
-def run_property(ties):
+def run_property(ties, target=None):
     @PROFILE
     @given(case=nms_cases(ties))
     def prop(case):
-        check(*case, ties)
+        check(*case, ties, target)
 
     if SEED is not None:
         prop = seed(int(SEED))(prop)
@@ -186,6 +190,15 @@ def test_fixed_nms_equals_onnxruntime_on_distinct_scores():
 
 def test_fixed_nms_takes_the_lower_index_first_among_equal_scores():
     run_property(ties=True)
+
+
+def test_unrolled_nms_of_the_npu_targets_equals_onnxruntime_on_distinct_scores():
+    """--target qnn (as litert and rknn): the greedy steps unrolled, no Loop (nms/unrolled.rs)."""
+    run_property(ties=False, target="qnn")
+
+
+def test_unrolled_nms_of_the_npu_targets_takes_the_lower_index_first_among_equal_scores():
+    run_property(ties=True, target="qnn")
 
 
 def batched_nms_model(n, tested="b"):
@@ -290,15 +303,16 @@ def test_an_if_testing_another_selection_is_not_taken():
     assert want.shape == (0, 4) and np.array_equal(got, want), got
 
 
-@pytest.mark.parametrize("n", [300, 2100])
-def test_fixed_nms_equals_onnxruntime_on_many_boxes(n):
+@pytest.mark.parametrize("n, target", [(300, None), (2100, None), (128, "qnn"), (129, "qnn")])
+def test_fixed_nms_equals_onnxruntime_on_many_boxes(n, target):
     """Many overlapping boxes: 300 take the overlaps of every pair computed once, 2,100 (past
-    greedy.rs's MATRIX_ELEMENTS) each pick's row computed in its iteration. Exact either way."""
+    greedy.rs's MATRIX_ELEMENTS) each pick's row computed in its iteration; for an NPU target,
+    128 unrolled and 129 (past MAX_BOXES) a Loop. Exact every way."""
     model = nms_model(1, 1, n, 1 << 40, 0.5, None, 0, 13)
     rng = np.random.default_rng(n)
     xy = rng.random((1, n, 2)).astype(np.float32) * 300
     boxes = np.concatenate([xy, xy + 1 + rng.random((1, n, 2)).astype(np.float32) * 40], axis=2)
     feeds = {"boxes": boxes, "scores": (rng.permutation(n).astype(np.float32) / n).reshape(1, 1, n)}
-    rows = static_rows(model, feeds)
+    rows = static_rows(model, feeds, target)
     (want,) = session(model, library=False, threads=1).run(None, feeds)
     assert len(want) > n // 4 and np.array_equal(rows, want)

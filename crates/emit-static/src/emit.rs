@@ -123,6 +123,12 @@ impl Emitter {
         self.initializer(DataType::Int32 as i32, dims, raw)
     }
 
+    /// A float32 constant of fixed `dims` (row-major `values`).
+    pub fn floats(&mut self, values: &[f32], dims: &[i64]) -> String {
+        let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.initializer(DataType::Float as i32, dims, raw)
+    }
+
     /// The model's ONNX opset.
     pub fn opset(&self) -> i64 {
         self.opset

@@ -21,6 +21,8 @@ struct Plan {
     sizes: Sizes,
     /// The most boxes per batch and class ([`greedy::per_class`]).
     k: i64,
+    /// `max_output_boxes_per_class` is not a constant.
+    max_output_at_run_time: bool,
     flow: padding::Flow,
     sinks: sinks::Sinks,
 }
@@ -85,6 +87,7 @@ fn plan(view: &View, at: usize) -> Result<Plan, (Reason, String)> {
             boxes: n,
         },
         k: greedy::per_class(max_output, n),
+        max_output_at_run_time: max_output.is_none(),
         flow,
         sinks,
     })
@@ -149,6 +152,7 @@ impl StaticPass<'_> {
             scores: &node.input[1],
             candidates,
             max_output: &max_output,
+            max_output_at_run_time: plan.max_output_at_run_time,
             iou_threshold: node
                 .input
                 .get(3)
@@ -164,9 +168,9 @@ impl StaticPass<'_> {
         let compacted = greedy::emit(&mut e, &inputs, plan.sizes, plan.k, capacity, &output)
             .expect("bool lists always compact");
         let line = format!(
-            "fixed-shape NMS: NonMaxSuppression {} over [{b}, {c}, {n}] boxes became a greedy Loop of at most {} picks per batch and class, its rows [{}, 3] padded with -1 (outputs: {})",
+            "fixed-shape NMS: NonMaxSuppression {} over [{b}, {c}, {n}] boxes became {}, its rows [{}, 3] padded with -1 (outputs: {})",
             describe(&node),
-            plan.k,
+            greedy::form(e.target.portable(), n, plan.k),
             compacted.capacity,
             crate::compact::outputs_text(&plan.flow)
         );

@@ -26,6 +26,7 @@
 use super::super::compact::{self, Compacted};
 use super::super::emit::{int_attr, Emitter};
 use super::super::outputs::tensor_value;
+use super::unrolled;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::{AttributeProto, GraphProto, NodeProto};
 
@@ -51,6 +52,8 @@ pub struct Inputs<'a> {
     /// int64: how many per batch and class at most, at run time (the NMS input), bounded by
     /// `per_class`.
     pub max_output: &'a str,
+    /// Whether `max_output` is known only at run time (else `per_class` is it, clamped).
+    pub max_output_at_run_time: bool,
     /// float32, or `None` for ONNX's default 0.
     pub iou_threshold: Option<&'a str>,
     pub center_point_box: bool,
@@ -60,6 +63,19 @@ pub struct Inputs<'a> {
 /// constant (ONNX Runtime clamps it at 0), else every box.
 pub fn per_class(max_output: Option<i64>, boxes: i64) -> i64 {
     max_output.map_or(boxes, |m| m.clamp(0, boxes))
+}
+
+/// What [`emit`] writes, for the report: a Loop, or for the NPU targets (`portable`) the
+/// unrolled steps up to [`unrolled::MAX_BOXES`] boxes.
+pub fn form(portable: bool, boxes: i64, k: i64) -> String {
+    if portable && boxes <= unrolled::MAX_BOXES {
+        format!(
+            "{} unrolled greedy steps (no Loop, for the target)",
+            boxes - 1
+        )
+    } else {
+        format!("a greedy Loop of at most {k} picks per batch and class")
+    }
 }
 
 /// Writes the fixed-shape NMS; the last node outputs `output` (`[capacity, 3]` int64 rows, -1
@@ -220,11 +236,20 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
     let most = e.scalar(k);
     let over = e.binary("Greater", &asked, &most);
     let trips = e.where_(&over, &most, &asked);
-    let go = e.bool_scalar(true);
     let threshold = match inputs.iou_threshold {
         Some(t) => t.to_string(),
         None => e.float_scalar(0.0),
     };
+    if e.target.portable() && n <= unrolled::MAX_BOXES {
+        let sorted = unrolled::Sorted {
+            corners: &corners,
+            alive: &alive,
+            order: &order,
+        };
+        let trips = inputs.max_output_at_run_time.then_some(trips.as_str());
+        return unrolled::lists(e, &sorted, &threshold, trips, [b, c, n], k);
+    }
+    let go = e.bool_scalar(true);
     let zero_f = e.float_scalar(0.0);
     let ranks = e.range(k);
     let positions = e.range(n);
@@ -340,7 +365,7 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
 /// ONNX Runtime's SuppressByIOU of boxes `kept` (its corners and area, first) against `each`
 /// (broadcasting): a side, the intersection, each area and the union positive, and the IoU above
 /// `threshold`.
-fn overlaps(
+pub(super) fn overlaps(
     e: &mut Emitter,
     kept: &[String],
     each: &[String],

@@ -17,6 +17,7 @@
 
 mod fixed;
 mod greedy;
+mod unrolled;
 
 use super::emit::Emitter;
 use super::static_dims;
