@@ -129,6 +129,25 @@ impl Emitter {
         self.initializer(DataType::Float as i32, dims, raw)
     }
 
+    /// The score that no score threshold passes, for the padding and the boxes masked out of an
+    /// NMS: -inf, or for the NPU targets the lowest finite value (onnx2tf's flatbuffer_direct
+    /// writes a -inf operand of Where as -3.4e38 but keeps a -inf threshold, so that the masked
+    /// boxes pass it). `None` for a type that is not floating-point.
+    pub fn unscored(&mut self, elem_type: i32) -> Option<String> {
+        use DataType as T;
+        if !self.target.portable() {
+            return self.extreme(elem_type, true);
+        }
+        let raw: Vec<u8> = match T::try_from(elem_type).ok()? {
+            T::Float => f32::MIN.to_le_bytes().to_vec(),
+            T::Double => f64::MIN.to_le_bytes().to_vec(),
+            T::Float16 => 0xfbffu16.to_le_bytes().to_vec(),
+            T::Bfloat16 => 0xff7fu16.to_le_bytes().to_vec(),
+            _ => return None,
+        };
+        Some(self.initializer(elem_type, &[], raw))
+    }
+
     /// The model's ONNX opset.
     pub fn opset(&self) -> i64 {
         self.opset

@@ -264,7 +264,7 @@ fn emit_nms_over_rows(
 ) {
     let float = nonzero_proto::onnx::tensor_proto::DataType::Float as i32;
     let padding = e.reshape(&compacted.padding, &[1, 1, compacted.capacity]);
-    let lowest = e.extreme(float, true).expect("float32 has a lowest value");
+    let lowest = e.unscored(float).expect("float32 has a lowest value");
     let scores = e.where_(&padding, &lowest, &nms.input[1]);
     let threshold = match nms.input.get(4).filter(|t| !t.is_empty()) {
         Some(t) => t.clone(),

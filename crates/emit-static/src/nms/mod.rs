@@ -13,7 +13,8 @@
 //!   `x` at the unremapped column instead ([`reader`]), which leaves the selections dead.
 //!
 //! Exact but where a candidate's own score is NaN (ONNX Runtime's NMS has no order for it) or,
-//! without a score threshold, -inf (it passes no threshold).
+//! without a score threshold, -inf (it passes no threshold; for the NPU targets, whose masked
+//! score is the lowest finite one ([`Emitter::unscored`]), also that lowest finite score).
 
 mod fixed;
 mod greedy;
@@ -154,15 +155,12 @@ impl NmsRewrite {
         // candidates, so every row of its output names one, and none needs cutting off (a Slice
         // to a count would keep the rows' number dynamic). Not NaN: OpenVINO 2026.4's CPU
         // plugin finds NaN > -inf true here.
-        let lowest = e.extreme(self.score_type, true)?;
+        let lowest = e.unscored(self.score_type)?;
         let scores = e.where_(&selection.selected, &scores, &lowest);
         let scores = e.reshape(&scores, &[1, 1, n]);
         let threshold = match nms.input.get(4).filter(|t| !t.is_empty()) {
             Some(threshold) => threshold.clone(),
-            None => {
-                let lowest = e.extreme(self.score_type, true)?;
-                e.reshape(&lowest, &[1])
-            }
+            None => e.reshape(&lowest, &[1]),
         };
         let mut inputs = vec![boxes, scores];
         for slot in 2..4 {

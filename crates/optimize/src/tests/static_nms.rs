@@ -293,3 +293,60 @@ fn an_nms_without_max_output_boxes_keeps_no_box() {
     assert!(!main_listing(&m).iter().any(|n| n.starts_with("Loop(")));
     assert!(report.left.is_empty(), "{:?}", report.left);
 }
+
+/// Every float initializer value of `m`'s main graph.
+fn float_constants(m: &ModelProto) -> Vec<f32> {
+    let g = m.graph.as_ref().unwrap();
+    g.initializer
+        .iter()
+        .filter(|t| t.data_type == Some(DataType::Float as i32))
+        .flat_map(|t| {
+            let raw = t.raw_data.clone().unwrap_or_default();
+            let from_raw: Vec<f32> = raw
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            from_raw.into_iter().chain(t.float_data.clone())
+        })
+        .collect()
+}
+
+/// The NPU targets score the masked-out boxes with the lowest finite float, not -inf: onnx2tf's
+/// flatbuffer_direct backend writes a -inf operand of Where as -3.4e38 but keeps a -inf
+/// threshold, so that every masked box passed it (LiteRT counted all of them). The default
+/// form keeps -inf.
+#[test]
+fn the_npu_targets_score_masked_boxes_with_no_infinity() {
+    let bytes = mask_then_nms("m", false);
+    let (generic, _) = run_static(&bytes);
+    assert!(float_constants(&generic).contains(&f32::NEG_INFINITY));
+    for target in [
+        nonzero_emit_static::Target::Qnn,
+        nonzero_emit_static::Target::Litert,
+        nonzero_emit_static::Target::Rknn,
+    ] {
+        let options = Options {
+            static_shapes: true,
+            target,
+            input_shapes: [
+                ("boxes", vec![6, 4]),
+                ("scores", vec![6]),
+                ("m", vec![6]),
+                ("m2", vec![6]),
+            ]
+            .into_iter()
+            .map(|(n, d)| (n.to_string(), d))
+            .collect(),
+            ..Options::default()
+        };
+        let (out, report) = optimize_with(&bytes, &options).expect("static");
+        assert!(report.left.is_empty(), "{:?}", report.left);
+        let m = ModelProto::decode(out.as_slice()).expect("re-parse");
+        let constants = float_constants(&m);
+        assert!(
+            constants.iter().all(|v| v.is_finite()),
+            "{target:?}: {constants:?}"
+        );
+        assert!(constants.contains(&f32::MIN), "{target:?}");
+    }
+}
