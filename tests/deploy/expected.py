@@ -60,6 +60,19 @@ for _form in ("generic", "qnn"):
 # {model id: {output: (rtol, atol)}}.
 LITERT_ROUNDING = {f"torch_patterns/moe_router_{_exporter}.onnx": {"y": (1e-5, 1e-7)}
                    for _exporter in ("ts17", "dynamo18")}
+# BART's logits (the whole network, random weights): LiteRT's kernels round the last bit or two
+# differently (4e-9 on 0.0187); issue 37 allows 1e-5 relative for whole networks.
+LITERT_ROUNDING.update({f"real/bart_{_exporter}.onnx": {"logits": (1e-5, 1e-7)} for _exporter in ("ts17", "dynamo18")})
+
+# BART (models/real, issue 37's first fully static real exports): its own ops, not the static
+# forms, are what the judges refuse.
+HTP_BART_GATHER_ND = ("QNN HTP does not take BART dynamo18's own GatherND (the attention mask gathered at a constant "
+                      "index, before any selection): ONNX Runtime leaves it to the CPU EP (a toolchain limit)")
+HTP_BART_RUN = ("QNN HTP fails at run time on BART ts17's graph, every node assigned to QNN: QNN_GRAPH_ERROR_INVALID_TENSOR "
+                "(a toolchain fault, not yet narrowed down; the same in the generic and qnn forms)")
+for _form in ("generic", "qnn", "litert"):
+    FAULTS["qnn", _form, "real/bart_dynamo18.onnx"] = HTP_BART_GATHER_ND
+    FAULTS["qnn", _form, "real/bart_ts17.onnx"] = HTP_BART_RUN
 
 # LiteRT through onnx2tf 2.6.9: (model id, form, backend) per fault.
 FB_CUMSUM = ("onnx2tf's flatbuffer_direct gives the generic form's int64 CumSum an int32 input and an int64 output: "
@@ -75,6 +88,8 @@ FB_EMPTY = ("onnx2tf's flatbuffer_direct: torch's any()/all() over an empty sele
 TF_LOOP = "onnx2tf's tf_converter fails on Loop bodies (KeyError in its While_Loop_CustomLayer)"
 FB_NMS_LOOP = ("onnx2tf's flatbuffer_direct fails to convert the generic form's NMS Loop ('Tensor index is missing "
                "for input ... op=CAST'): --target litert unrolls it")
+TF_ERF = ("onnx2tf's tf_converter writes BART's GELU (Erf) as the Flex op FlexErf, which is not a LiteRT builtin (a "
+          "toolchain limit; flatbuffer_direct writes builtins)")
 FB_NMS_REMAP = ("onnx2tf's flatbuffer_direct miscompiles mask_nms_indices' remap of NMS's box indices to indices among "
                 "the masked boxes (a Gather of the int32 running count at the kept boxes, Max(index, 0) first): it "
                 "wraps the indices at run time, leaves that Gather without a fixed shape, and returns values that are "
@@ -200,6 +215,8 @@ LITERT = {
         ('torch_patterns/loop_masked_write_ts17.onnx', 'litert', 'tf_converter'),
         ('torch_patterns/loop_masked_write_ts17.onnx', 'qnn', 'tf_converter'),
     ],
+    TF_ERF: [(f"real/bart_{_exporter}.onnx", _form, "tf_converter") for _exporter in ("ts17", "dynamo18")
+             for _form in ("generic", "litert", "qnn")],
     FB_NMS_LOOP: [(_model, "generic", "flatbuffer_direct") for _model in MASK_NMS],
     FB_NMS_REMAP: [(_model, "litert", "flatbuffer_direct") for _model in MASK_NMS if "indices" in _model],
     TF_SCALAR_INPUT: [
@@ -214,6 +231,8 @@ LITERT = {
                      for _form in ('generic', 'litert')],
 }
 LITERT[TF_LOOP] += [(_model, "generic", "tf_converter") for _model in MASK_NMS]
+LITERT[FB_CUMSUM] += [("real/bart_dynamo18.onnx", "generic", "flatbuffer_direct")]
+LITERT[FB_NEGATIVE] += [("real/bart_ts17.onnx", "generic", "flatbuffer_direct")]
 for _why, _cases in LITERT.items():
     for _model, _form, _backend in _cases:
         FAULTS["litert", _form, _model, _backend] = _why
