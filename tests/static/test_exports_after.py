@@ -47,17 +47,18 @@ VALUE_SHAPE = "value-dependent-shape"
 STAYS_DYNAMIC = {
     # torchvision, with the shape arithmetic folded (the resized, padded image's size, each
     # level's TopK k): what is left reads selections row-wise past what padding-safe readers
-    # cover (SSDlite's and RetinaNet's per-level TopK over a selection, whose k is
-    # min(K, count): TopK value-dependent-shape), masks whose length comes after NMS or a
-    # selection (shape-not-fixed), and NonMaxSuppression (in an If's else branch) over such a
-    # selection's boxes. Faster R-CNN is fully static; Keypoint and Mask R-CNN up to their second
+    # cover (RetinaNet's and FCOS's per-level TopK on a count now takes the padding, and each
+    # level's two NonZeros of one mask are one; the Concat of the levels, each its own
+    # selection, stops them, and their TopKs stay with them: value-dependent-shape), masks whose
+    # length comes after NMS or a selection (shape-not-fixed), and NonMaxSuppression (in an If's
+    # else branch) over such a selection's boxes. Faster R-CNN is fully static; Keypoint and Mask R-CNN up to their second
     # NMS, whose detections reach the keypoint and mask heads' shape reads.
-    "real/fcos_ts17.onnx": {NMS: 1, UNSAFE: 8, ("TopK", VALUE_SHAPE): 4},
+    "real/fcos_ts17.onnx": {NMS: 1, UNSAFE: 4, ("TopK", VALUE_SHAPE): 4},
     "real/keypoint_rcnn_ts17.onnx": {NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1},
     "real/mask_rcnn_ts17.onnx": {NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1,
                                  ("Slice", VALUE_SHAPE): 2, ("ConstantOfShape", VALUE_SHAPE): 4},
-    "real/retinanet_ts17.onnx": {NMS: 1, UNSAFE: 8, ("TopK", VALUE_SHAPE): 4},
-    "real/ssdlite320_ts17.onnx": {NMS: 1, UNSAFE: 180},
+    "real/retinanet_ts17.onnx": {NMS: 1, UNSAFE: 4, ("TopK", VALUE_SHAPE): 4},
+    "real/ssdlite320_ts17.onnx": {NMS: 1, UNSAFE: 90},
     # transformers: sizes computed from values (longformer's and VITS's Range, Slice, ...). BART's
     # eos rows (a Reshape into equal groups, the last of each) are static.
     "real/longformer_ts17.onnx": {UNSAFE: 1, NOT_FIXED: 2, ("ConstantOfShape", VALUE_SHAPE): 6,
@@ -67,7 +68,7 @@ STAYS_DYNAMIC = {
     # saw, a Split of that selection into that many rows, which padding cannot follow.
     "real/mixtral_ts17.onnx": {UNSAFE: 2},
     # VITS's masked writes read their updates' list itself (crate::writes): no Slice(W, 0, nnz).
-    "real/vits_ts17.onnx": {UNSAFE: 15, ("Range", VALUE_SHAPE): 1},
+    "real/vits_ts17.onnx": {UNSAFE: 6, ("Range", VALUE_SHAPE): 1},
     # y = x[m] if ... else x[~m]: each branch returns its selection, the If's output.
     "torch_patterns/if_select_dynamo18.onnx": {UNSAFE: 2},
     "torch_patterns/if_select_ts17.onnx": {UNSAFE: 2},

@@ -143,7 +143,7 @@ pub fn emit(
 /// `axis`. With the padded axis first and every later size fixed, the mask has the tensor's
 /// full shape (`Range(C * row) < count * row`): ONNX Runtime's Where is about 20 times slower
 /// when its condition broadcasts. Otherwise it broadcasts.
-fn padding_like(
+pub(crate) fn padding_like(
     e: &mut Emitter,
     compacted: &Compacted,
     axis: usize,

@@ -1,5 +1,5 @@
-//! The rewrites that change no output, before any fixed capacity: masked writes as Where
-//! ([`super::writes`]), TorchScript's linear-index selections as GatherND ([`super::gathers`]),
+//! The rewrites that change no output, before any fixed capacity: a second NonZero of the same
+//! mask read as the first ([`merge_duplicates`]), masked writes as Where ([`super::writes`]), TorchScript's linear-index selections as GatherND ([`super::gathers`]),
 //! mask-then-NMS over every box ([`super::nms`]) and count uses as a sum ([`super::counts`]).
 
 use super::emit::Emitter;
@@ -21,6 +21,11 @@ pub fn rewrites(
     summary: &mut StaticReport,
     report: &mut Tally,
 ) {
+    for line in merge_duplicates(graph) {
+        summary
+            .rewrites
+            .push(("duplicate".to_string(), scope.line(line)));
+    }
     // Each rewritten NMS output -> its unremapped selected_indices (nms.rs).
     let mut unremapped = HashMap::new();
     for _ in 0..=graph.node.len() {
@@ -69,4 +74,75 @@ pub fn rewrites(
         report.removed_nodes += remove_dead(graph, candidates);
         summary.rewrites.push((kind.to_string(), scope.line(line)));
     }
+}
+
+/// A NonZero of the same mask as an earlier one (torchvision's detectors take `scores[keep]`
+/// and `torch.where(keep)[0]` per level: two NonZeros of `keep`) computes the same coordinates:
+/// its readers read the earlier one's, so that one selection, padded once, reaches both. Not
+/// where the later output is a graph output or is read inside a body (the name is kept there).
+fn merge_duplicates(graph: &mut GraphProto) -> Vec<String> {
+    let mut lines = vec![];
+    let mut first: HashMap<(String, String), String> = HashMap::new();
+    let mut renames: HashMap<String, String> = HashMap::new();
+    let outputs: Vec<String> = graph.output.iter().filter_map(|o| o.name.clone()).collect();
+    let in_bodies = names_in_bodies(graph);
+    for node in &graph.node {
+        let [mask] = node.input.as_slice() else {
+            continue;
+        };
+        let [out] = node.output.as_slice() else {
+            continue;
+        };
+        if node.op_type.as_deref() != Some("NonZero") || mask.is_empty() {
+            continue;
+        }
+        let key = (node.domain.clone().unwrap_or_default(), mask.clone());
+        match first.get(&key) {
+            Some(earlier) if !outputs.contains(out) && !in_bodies.contains(out) => {
+                lines.push(format!(
+                    "duplicate NonZero: {} reads the same mask '{mask}' as the NonZero of '{earlier}': its readers read '{earlier}'",
+                    describe(node)
+                ));
+                renames.insert(out.clone(), earlier.clone());
+            }
+            Some(_) => {}
+            None => {
+                first.insert(key, out.clone());
+            }
+        }
+    }
+    if renames.is_empty() {
+        return lines;
+    }
+    graph
+        .node
+        .retain(|n| !n.output.first().is_some_and(|o| renames.contains_key(o)));
+    for input in graph.node.iter_mut().flat_map(|n| n.input.iter_mut()) {
+        if let Some(to) = renames.get(input) {
+            *input = to.clone();
+        }
+    }
+    lines
+}
+
+/// Every name a node inside a body of `graph`'s nodes reads (at any depth).
+fn names_in_bodies(graph: &GraphProto) -> std::collections::HashSet<String> {
+    let mut names = std::collections::HashSet::new();
+    let mut todo: Vec<&GraphProto> = graph
+        .node
+        .iter()
+        .flat_map(|n| n.attribute.iter())
+        .flat_map(|a| a.g.iter().chain(a.graphs.iter()))
+        .collect();
+    while let Some(body) = todo.pop() {
+        for node in &body.node {
+            names.extend(node.input.iter().cloned());
+            todo.extend(
+                node.attribute
+                    .iter()
+                    .flat_map(|a| a.g.iter().chain(a.graphs.iter())),
+            );
+        }
+    }
+    names
 }

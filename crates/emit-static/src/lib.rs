@@ -38,6 +38,7 @@ mod scope;
 mod sinks;
 pub mod summary;
 mod target;
+mod topk;
 mod writes;
 
 pub use summary::{still_dynamic, StaticReport};

@@ -21,6 +21,8 @@ pub(super) struct Sinks {
     reductions: Vec<(padding::Reduction, Vec<i64>, i32)>,
     writes: Vec<WriteSizes>,
     repads: Vec<(String, usize, usize, i32)>,
+    /// Each TopK's input sizes and type.
+    topks: Vec<(padding::TopK, Vec<i64>, i32)>,
 }
 
 /// The sinks of `flow` in `view`'s graph.
@@ -71,11 +73,25 @@ pub(super) fn plan(view: &View, flow: &padding::Flow) -> Result<Sinks, (Reason, 
             (name.clone(), *axis, rank, info.elem_type.unwrap_or(0))
         })
         .collect();
+    let topks = flow
+        .topks
+        .iter()
+        .map(|t| {
+            let node = index.producer_of(graph, &t.output).expect("a TopK reached");
+            let info = shapes.get(&node.input[0]);
+            (
+                t.clone(),
+                sizes(&node.input[0]),
+                info.elem_type.unwrap_or(0),
+            )
+        })
+        .collect();
     Ok(Sinks {
         gathers,
         reductions,
         writes,
         repads,
+        topks,
     })
 }
 
@@ -95,6 +111,7 @@ impl StaticPass<'_> {
             reductions,
             writes,
             repads,
+            topks,
         } = sinks;
         for (out, sizes) in gathers {
             let g = graph
@@ -134,6 +151,20 @@ impl StaticPass<'_> {
             }
             let inputs = replace(graph, at, e);
             self.report.removed_nodes += remove_dead(graph, inputs);
+        }
+        for (sink, dims, elem_type) in topks {
+            let at = position_of(graph, &sink.output);
+            let node = graph.node[at].clone();
+            let mut e = Emitter::new(graph, scope, &describe(&node));
+            let input = &compacted.derived(&mut e, flow.counts.get(&node.input[0]));
+            if super::topk::emit(&mut e, &node, input, &sink, &dims, elem_type).is_none() {
+                return Err(StaticError::Refused(format!(
+                    "TopK {}: no lowest or highest value of its type",
+                    describe(&node)
+                )));
+            }
+            // Its run-time k stays: the counts past it read it.
+            replace(graph, at, e);
         }
         for nested in &flow.nested {
             let at = graph
@@ -219,8 +250,8 @@ impl Compacted {
     pub fn derived(&self, e: &mut Emitter, steps: Option<&Vec<CountStep>>) -> Compacted {
         let mut out = self.clone();
         for step in steps.into_iter().flatten() {
-            out = match *step {
-                CountStep::Limit(limit) if limit < out.capacity => {
+            out = match step {
+                &CountStep::Limit(limit) if limit < out.capacity => {
                     let cap = e.scalar(limit);
                     let fits = e.binary("Less", &out.count, &cap);
                     Compacted {
@@ -232,7 +263,7 @@ impl Compacted {
                     }
                 }
                 CountStep::Limit(_) => out,
-                CountStep::Scale(k) => {
+                &CountStep::Scale(k) => {
                     let times = e.scalar(k);
                     let repeat = |e: &mut Emitter, x: &str| {
                         let column = e.unsqueeze(x, &[1]);
@@ -246,6 +277,22 @@ impl Compacted {
                         flat: repeat(e, &out.flat),
                         numel: out.numel,
                         capacity: out.capacity.saturating_mul(k),
+                    }
+                }
+                CountStep::TopK(k, bound) => {
+                    let rows = bound.map_or(out.capacity, |b| b.min(out.capacity));
+                    let scalar = e.ints(&[]);
+                    let k = e.op("Reshape", &[k, &scalar], vec![]);
+                    let fits = e.binary("Less", &k, &out.count);
+                    let count = choose(e, &fits, &k, &out.count);
+                    let positions = e.range(rows);
+                    let valid = e.binary("Less", &positions, &count);
+                    Compacted {
+                        count,
+                        padding: e.op("Not", &[&valid], vec![]),
+                        flat: e.slice1(&out.flat, 0, rows),
+                        numel: out.numel,
+                        capacity: rows,
                     }
                 }
             };

@@ -12,12 +12,29 @@ pub enum GatherKind {
 }
 
 /// How a padded tensor's count follows from the selection's on the way to it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CountStep {
     /// Only the first L rows are left (`keep[:L]`): min(count, L).
     Limit(i64),
     /// Each row became k rows (`[C, k] -> [C * k]`): count * k.
     Scale(i64),
+    /// A TopK's rows ([`TopK`]): min(count, k) for the run-time k (the int64 tensor named),
+    /// in as many rows as the capacity, or the constant bound of k where it is less.
+    TopK(String, Option<i64>),
+}
+
+/// A TopK along the padded axis whose k is at most the count at run time (`min(K, len(x))`,
+/// torchvision's `_topk_min`): it becomes a TopK with a fixed k, its padding read as the value
+/// that sorts last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopK {
+    /// Its values output (the node's first).
+    pub output: String,
+    /// A constant that k cannot exceed: the fixed k is the capacity, or this where it is less.
+    pub bound: Option<i64>,
+    pub axis: usize,
+    /// How its input's count follows from the selection's.
+    pub input_count: Vec<CountStep>,
 }
 
 /// What the padding reaches.
@@ -47,6 +64,8 @@ pub struct Flow {
     /// NonMaxSuppression nodes (by output) over padded boxes and scores: the padding is scored
     /// so that no score threshold passes it, and NMS keeps valid rows only.
     pub nms: Vec<String>,
+    /// TopKs along the padded axis ([`TopK`]).
+    pub topks: Vec<TopK>,
     /// Every tensor padded by the selection (what a test of its size would read).
     pub padded: std::collections::HashSet<String>,
 }
@@ -122,6 +141,27 @@ impl Flow {
                 ));
             }
             self.nms.push(out.clone());
+        }
+        Ok(())
+    }
+
+    /// A Gather at a TopK's indices reads rows padded alike as that TopK's input (both its
+    /// data and its indices reached, the data's count steps the TopK input's).
+    pub(super) fn check_topk(&self, reads: Vec<super::topk::IndicesGather>) -> Result<(), String> {
+        for read in &reads {
+            let topk = self.topks.iter().find(|t| t.output == read.topk);
+            let data = reads
+                .iter()
+                .find(|r| r.output == read.output && r.slot == 0);
+            let alike = topk
+                .zip(data)
+                .is_some_and(|(t, d)| t.input_count == d.data_count);
+            if !alike {
+                return Err(format!(
+                    "Gather -> {} reads at the indices of TopK -> {} rows that are not padded alike as that TopK's input (not padding-safe)",
+                    read.output, read.topk
+                ));
+            }
         }
         Ok(())
     }

@@ -1,12 +1,11 @@
-//! Where the padding of a fixed-capacity tensor may flow: only through readers proven
-//! padding-safe (the column steps exporters take, row-wise work [`rows`], gathers at the
-//! coordinates [`coords`], reductions masked by their identity, Concats [`joins`], shape reads
-//! [`shapes`], NMS over the valid rows, the first rows [`steps::prefix`]) to sinks that the
-//! compaction rewrites (crate::sinks) and graph outputs. Anything else leaves the list dynamic,
-//! and the refusal names the reader.
+//! Where the padding of a fixed-capacity tensor may flow: only through padding-safe readers
+//! (column steps, row-wise work [`rows`], gathers at the coordinates [`coords`], masked
+//! reductions, Concats [`joins`], shape reads [`shapes`], NMS over the valid rows, the first rows
+//! [`steps::prefix`], TopK on a count [`topk`]) to sinks that the compaction rewrites
+//! (crate::sinks) and graph outputs. Anything else leaves the list dynamic; the refusal names it.
 
 use super::static_dims;
-use crate::graph::{describe, int_attr, ints_attr};
+use crate::graph::{describe, int_attr};
 use crate::trace::View;
 
 mod coords;
@@ -17,8 +16,9 @@ mod regroup;
 mod rows;
 mod shapes;
 mod steps;
+mod topk;
 
-pub use flow::{CountStep, Flow, GatherKind, Reduction, Regrouped};
+pub use flow::{CountStep, Flow, GatherKind, Reduction, Regrouped, TopK};
 use std::collections::HashSet;
 use steps::{column_step, shape_of_self, width_one, BINARY, BOOL, ROW_OPS, UNARY};
 
@@ -87,6 +87,7 @@ fn follow_from(
     let mut joins = joins::Joins::default();
     // (NMS output, slot) of each NMS input padded here.
     let mut nms_reads: Vec<(String, usize)> = vec![];
+    let mut tk_reads = vec![];
     loop {
         while let Some(t) = todo.pop() {
             if !seen.insert(t.name.clone()) {
@@ -158,6 +159,11 @@ fn follow_from(
                     flow.regrouped.push(pick);
                     continue;
                 }
+                match topk::visit(view, node, slot, &t, &mut flow, &mut tk_reads, &mut todo) {
+                    Some(true) => continue,
+                    Some(false) => return refuse(),
+                    None => {}
+                }
                 match rows::row_work(view, node, op, slot, &t, count.as_ref()) {
                     rows::Next::Push(next) => {
                         if slot == 0 && matches!(op, "ScatterElements" | "ScatterND") {
@@ -191,20 +197,15 @@ fn follow_from(
                 let column = t.coords && t.rank == 1;
                 match op {
                     "Transpose" if node.output.len() == 1 => {
-                        let perm = ints_attr(node, "perm")
-                            .ok()
-                            .flatten()
-                            .unwrap_or_else(|| (0..t.rank as i64).rev().collect());
-                        let Some(to) = perm.iter().position(|&p| p == t.axis as i64) else {
+                        let Some(to) = steps::transposed_axis(node, t.axis, t.rank) else {
                             return refuse();
                         };
                         todo.push(step(to, t.rank, t.coords));
                     }
-                    "Identity" | "Cast" if node.output.len() == 1 => {
-                        todo.push(step(t.axis, t.rank, t.coords))
-                    }
                     // Max and Min of one input return it.
-                    "Max" | "Min" if node.input.len() == 1 => {
+                    "Identity" | "Cast" | "Max" | "Min"
+                        if node.output.len() == 1 && node.input.len() == 1 =>
+                    {
                         todo.push(step(t.axis, t.rank, t.coords))
                     }
                     // The dynamo exporter's Expand(p, Shape(Max(p))) is p: the Shape's only readers
@@ -360,8 +361,7 @@ fn follow_from(
                             None => return refuse(),
                         }
                     }
-                    // f(0) is not the fill (Exp, Neg's -0.0, a Cast keeps it): a graph output is
-                    // padded again.
+                    // f(0) is not the fill (Exp, Neg's -0.0): a graph output is padded again.
                     _ if UNARY.contains(&op) && !t.coords && node.output.len() == 1 => {
                         let dirty = t.dirty || !matches!(op, "Identity" | "Cast");
                         todo.push(Padded {
@@ -383,16 +383,16 @@ fn follow_from(
                 }
             }
         }
-        let ready = joins.ready();
-        if ready.is_empty() {
-            break;
+        match joins.ready() {
+            ready if ready.is_empty() => break,
+            ready => todo.extend(ready),
         }
-        todo.extend(ready);
     }
     if let Some(why) = joins.unfinished() {
         return Err(why);
     }
     flow.check_nms(nms_reads)?;
+    flow.check_topk(tk_reads)?;
     flow.check_writes(scatter_updates, scatter_indices, &scatter_data)?;
     flow.check_selected_by(view, selected_by)?;
     flow.padded = seen;

@@ -251,3 +251,12 @@ pub(super) fn unit_axes(view: &View, node: &NodeProto) -> bool {
             .const_ints(&node.input[1])
             .is_some_and(|s| s.len() > 1 && s[0] == -1 && s[1..].iter().all(|&d| d == 1))
 }
+
+/// Where a Transpose (its `perm`, or reversed axes) puts axis `axis` of a rank-`rank` tensor.
+pub(super) fn transposed_axis(node: &NodeProto, axis: usize, rank: usize) -> Option<usize> {
+    let perm = crate::graph::ints_attr(node, "perm")
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| (0..rank as i64).rev().collect());
+    perm.iter().position(|&p| p == axis as i64)
+}
