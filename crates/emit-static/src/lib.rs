@@ -26,7 +26,6 @@ mod emit;
 mod exact;
 mod fold;
 mod gathers;
-mod index_gather;
 pub mod inputs;
 mod lower;
 mod mask;
@@ -34,7 +33,6 @@ mod nms;
 mod outputs;
 mod padding;
 mod portable;
-mod rejoin;
 mod scatter;
 mod scope;
 mod sinks;
@@ -160,7 +158,6 @@ pub fn run(
         output_capacities: &options.output_capacities,
         summary: &mut summary,
         known: HashMap::new(),
-        rejoined: HashMap::new(),
         report,
     };
     let no_names = HashSet::new();
@@ -198,9 +195,6 @@ struct StaticPass<'r> {
     summary: &'r mut StaticReport,
     /// Why each NonZero left was left, by output name (names are unique in a model).
     known: HashMap<String, (Reason, String)>,
-    /// Each padded input cut to its count at a Concat ([`rejoin`]), by the cut's name: which
-    /// selection and count it has, so that Concats of the same lists share one selection.
-    rejoined: HashMap<String, String>,
     report: &'r mut Tally,
 }
 
