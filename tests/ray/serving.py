@@ -115,8 +115,11 @@ def load(port, bodies, expected, total, clients, attempts=1, on_progress=None, s
                 with lock:
                     failures.append((i, repr(e)))
                 continue
-            ok = status == 200 and all(same(a, b) for a, b in zip(
-                decode_response(data, ctype).values(), expected[i % len(bodies)]))
+            try:
+                ok = status == 200 and all(same(a, b) for a, b in zip(
+                    decode_response(data, ctype).values(), expected[i % len(bodies)]))
+            except Exception as e:  # an undecodable reply is a wrong answer, not a lost thread
+                ok, data = False, repr(e).encode()
             with lock:
                 latencies.append(time.perf_counter() - start)
                 if tries > 1:

@@ -110,3 +110,39 @@ def test_b64_is_little_endian_bytes():
     body = json_body({"dtype": "int32", "shape": [2], "b64": base64.b64encode(b"\x01\0\0\0\xff\xff\xff\xff").decode()})
     got, fmt = decode_request(body, JSON, LIMIT)
     assert fmt == "json-b64" and got["x"].dtype == np.int32 and got["x"].tolist() == [1, -1]
+
+
+def test_npz_bodies_decode_exactly_from_many_threads_at_once():
+    # A server decodes requests, and a load client replies, in several threads; numpy's .npy
+    # header parser (ast.literal_eval) raced on CPython 3.11 in CI (python/cpython#106905).
+    import sys
+    import threading
+
+    arrays = arrays_of_every_type()
+    body, content_type = encode_request(arrays, "npz")
+    errors, lock = [], threading.Lock()
+
+    def decode_many():
+        for _ in range(200):
+            try:
+                got = decode_response(body, content_type)
+                assert list(got) == list(arrays)
+                for name, a in arrays.items():
+                    assert got[name].dtype == a.dtype and got[name].shape == a.shape
+                    assert np.array_equal(got[name], a, equal_nan=a.dtype.kind == "f")
+            except Exception as e:  # collected: an exception in a thread would not fail the test
+                with lock:
+                    errors.append(repr(e))
+                return
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # switch threads often, inside the parser too
+    try:
+        threads = [threading.Thread(target=decode_many) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors[:3]

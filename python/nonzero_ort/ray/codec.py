@@ -26,6 +26,7 @@ import io
 import json
 import math
 import sys
+import threading
 import zipfile
 
 import numpy as np
@@ -37,6 +38,11 @@ CONTENT_TYPES = (NPZ, JSON)
 DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
           "float16", "float32", "float64", "str")
 MAX_RANK = 64
+# numpy reads each .npy header with ast.literal_eval, and CPython 3.11's AST construction is not
+# safe across threads: two at once can raise "SystemError: AST constructor recursion depth
+# mismatch" (python/cpython#106905). A server decodes requests, and a client replies, in several
+# threads, so every npz parse holds this lock; it covers headers and arrays of a few KB, not inference.
+_NPY_PARSE = threading.Lock()
 
 
 class BadRequest(ValueError):
@@ -98,6 +104,11 @@ def _decode(body, content_type, key, max_bytes):
 
 
 def _decode_npz(body, max_bytes):
+    with _NPY_PARSE:
+        return _decode_npz_unlocked(body, max_bytes)
+
+
+def _decode_npz_unlocked(body, max_bytes):
     try:
         archive = zipfile.ZipFile(io.BytesIO(body))
         members = archive.infolist()
