@@ -94,3 +94,20 @@ def nodes_that_ran(session):
         os.unlink(path)
     return {(e["name"].removesuffix("_kernel_time"), e["args"]["op_name"])
             for e in events if e.get("cat") == "Node" and "op_name" in e.get("args", {})}
+
+
+def unread_nodes(model):
+    """The main graph's nodes none of whose outputs anything reads (a node, a body or a graph
+    output): `--static` leaves none (crates/emit-static/src/dead.rs). ONNX Runtime 1.17.3 and
+    1.18.1 gave such tensors buffers that overlapped live ones from a session's second run on."""
+    def read_in(graph):
+        names = {o.name for o in graph.output}
+        for node in graph.node:
+            names.update(node.input)
+            for a in node.attribute:
+                for body in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                    names |= read_in(body)
+        return names
+
+    read = read_in(model.graph)
+    return [(n.op_type, n.output[0]) for n in model.graph.node if n.output and not read.intersection(n.output)]

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 from conftest import session
-from onnx_cases import CLI
+from onnx_cases import CLI, unread_nodes
 
 EXAMPLES = max(20, int(os.environ.get("NONZERO_DIFFERENTIAL_EXAMPLES", "250")) // 5)
 SEED = os.environ.get("NONZERO_DIFFERENTIAL_SEED")
@@ -97,6 +97,7 @@ def check(n, k, largest, sorted_, twice, x, masks):
     assert ("duplicate" in [r["kind"] for r in report["static"]["rewrites"]]) == twice, report
     ops = {node.op_type for node in static.graph.node}
     assert "NonZero" not in ops and not report["left_nodes"], report
+    assert not unread_nodes(static), unread_nodes(static)
     assert sorted(o.name for o in static.graph.output) == ["v", "v_count", "y", "y_count"]
     original, made = session(model, library=False, threads=1), session(static, library=False, threads=1)
     for m in masks:

@@ -16,7 +16,7 @@ PATTERN_FOLDERS = ("tf2onnx", "paddle2onnx", "torch_patterns")
 # fails in 25 s) and Faster R-CNN once static (issue 37). The other detectors and Longformer
 # (43 s to compile) are left to keep the stage short on 2 cores.
 IREE_MAX_BYTES = 1_000_000
-IREE_ALSO = {"real/ssdlite320_ts17.onnx", "real/faster_rcnn_ts17.onnx"}
+IREE_ALSO = {"real/ssdlite320_ts17.onnx", "real/faster_rcnn_ts17.onnx", "real/retinanet_ts17.onnx", "real/fcos_ts17.onnx"}
 
 
 class Export:

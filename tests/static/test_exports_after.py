@@ -53,11 +53,9 @@ STAYS_DYNAMIC = {
     # length comes after NMS or a selection (shape-not-fixed), and NonMaxSuppression (in an If's
     # else branch) over such a selection's boxes. Faster R-CNN is fully static; Keypoint and Mask R-CNN up to their second
     # NMS, whose detections reach the keypoint and mask heads' shape reads.
-    "real/fcos_ts17.onnx": {NMS: 1, UNSAFE: 4, ("TopK", VALUE_SHAPE): 4},
     "real/keypoint_rcnn_ts17.onnx": {NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1},
     "real/mask_rcnn_ts17.onnx": {NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1,
                                  ("Slice", VALUE_SHAPE): 2, ("ConstantOfShape", VALUE_SHAPE): 4},
-    "real/retinanet_ts17.onnx": {NMS: 1, UNSAFE: 4, ("TopK", VALUE_SHAPE): 4},
     "real/ssdlite320_ts17.onnx": {NMS: 1, UNSAFE: 90},
     # transformers: sizes computed from values (longformer's and VITS's Range, Slice, ...). BART's
     # eos rows (a Reshape into equal groups, the last of each) are static.
@@ -115,6 +113,33 @@ def _count(model, op):
     return walk(model.graph)
 
 
+def _unread(model):
+    """Nodes of a model's graph or of a body that nothing reads (no output read in that graph,
+    its bodies or its outputs): static mode removes them (crates/emit-static/src/dead.rs), as
+    ONNX Runtime 1.17.3 and 1.18.1 gave such a tensor a buffer overlapping live ones."""
+    def bodies(node):
+        for a in node.attribute:
+            yield from ([a.g] if a.HasField("g") else []) + list(a.graphs)
+
+    def read_in(graph):
+        names = {o.name for o in graph.output}
+        for node in graph.node:
+            names.update(node.input)
+            for body in bodies(node):
+                names |= read_in(body)
+        return names
+
+    def walk(graph):
+        read = read_in(graph)
+        found = [(node.op_type, node.output[0]) for node in graph.node
+                 if node.output and not any(o and o in read for o in node.output)]
+        for node in graph.node:
+            for body in bodies(node):
+                found += walk(body)
+        return found
+    return walk(model.graph)
+
+
 def _iree_after(export, path, fully_static):
     if export.bytes <= exports.IREE_MAX_BYTES or (export.id in exports.IREE_ALSO and fully_static):
         return judge.iree_status(path)
@@ -150,6 +175,8 @@ def test_verdict_after(export, tables):
     sources, followers = row["sources"], row["followers"]
     assert report["static"]["input_shapes"] == export.shapes
     assert dict(left) == STAYS_DYNAMIC.get(export.id, {}), report["stderr"][:2000]
+    unread = _unread(onnx.load(str(made(export)[1]), load_external_data=False))
+    assert not unread, f"nodes nothing reads: {unread[:5]}"
     if not left:
         assert not (sources or followers), f"nonzero calls {export.id} static; OpenVINO finds {sources + followers}"
         assert row["nonzero_after"] == 0
@@ -194,11 +221,17 @@ ROUNDING = {
        for exporter in ("ts17", "dynamo18")},
     **{f"real/bart_{exporter}.onnx": {"onnxruntime": {"logits": (1e-5, 1e-7)}, "iree": {"logits": (1e-4, 1e-6)}}
        for exporter in ("ts17", "dynamo18")},
+    # FCOS's scores (sqrt(sigmoid(class) * sigmoid(centerness))) and decoded boxes, computed over
+    # the capacity's rows: ONNX Runtime's vectorised kernels round a last bit differently there.
+    "real/fcos_ts17.onnx": {"onnxruntime": {"boxes": (1e-5, 1e-6), "scores": (1e-5, 1e-7)},
+                            "openvino": {"boxes": (1e-5, 1e-6), "scores": (1e-5, 1e-7)},
+                            "iree": {"boxes": (1e-4, 1e-6), "scores": (1e-4, 1e-6)}},
 }
 # OpenVINO computes these at its own precision (bf16 MatMul on this CPU; Faster R-CNN's
 # convolutions too, which moves its boxes and so what NMS keeps): judged against its own run of
 # the original.
-OWN_PRECISION = set(ROUNDING)
+# RetinaNet's head too: its scores (all tied) come out 0.0100136 there, 0.0099999 on ONNX Runtime.
+OWN_PRECISION = set(ROUNDING) | {"real/retinanet_ts17.onnx"}
 # Static exports IREE 3.13 cannot compile for an op it lacks, with the error it gives (asserted):
 # RoiAlign becomes torchvision.roi_align in its importer, which it cannot legalize (a one-node
 # RoiAlign model fails the same way).
@@ -208,7 +241,13 @@ IREE_CANNOT = {"real/faster_rcnn_ts17.onnx": "fails: failed to legalize operatio
 # which ONNX leaves open: ONNX Runtime's original and the static form agree exactly (asserted),
 # OpenVINO's and IREE's TopK break the ties otherwise. On those engines the count and the scores
 # and labels are judged; the boxes are not, and the report says so.
-TIED_SCORES = {"real/faster_rcnn_ts17.onnx": {"boxes"}}
+TIED_SCORES = {"real/faster_rcnn_ts17.onnx": {"boxes"}, "real/retinanet_ts17.onnx": {"boxes"}}
+# Exports with some detections of equal scores, which an engine's TopK orders otherwise over the
+# capacity's rows than over the count's (ONNX asks for the lower index first; OpenVINO's TopK
+# does not keep it): compared with the rows of each run of equal scores put in one order (by
+# label, then box) on both sides; where such a run is cut by the detections' limit, which of its
+# boxes made it in is the tie's too, so there only the scores are compared (`_ties_ordered`).
+TIES_REORDERED = {"openvino": {"real/fcos_ts17.onnx"}}
 OWN_ORIGINAL = {
     "openvino": (cases.nan_compared, "NaN > threshold"),
     "iree": (cases.has_denormals, "denormals in arithmetic"),
@@ -231,6 +270,17 @@ def _check(report, export, want, got, engine=None):
     compare_static(want, got, axes=report_axes(report), rounding=rounding, pads=_pads(report, got))
 
 
+def _ties_ordered(out, count):
+    """A detector's outputs (boxes, scores, labels, scores sorted descending) with the first
+    `count` rows of each run of equal scores ordered by label, then box; the rest as they were."""
+    boxes, scores, labels = (np.asarray(out[k]) for k in ("boxes", "scores", "labels"))
+    order = np.lexsort((*boxes[:count].T[::-1], labels[:count], -scores[:count]))
+    ordered = dict(out)
+    for name, value in (("boxes", boxes), ("scores", scores), ("labels", labels)):
+        ordered[name] = np.concatenate([value[:count][order], value[count:]])
+    return ordered
+
+
 def _pads(report, got):
     """What lies past each count: -1 in int64 coordinates, +0 in values."""
     return {name: -1 if np.asarray(got[name]).dtype == np.int64 else 0 for name in report_axes(report)}
@@ -241,6 +291,9 @@ def _judge(report, export, engine, case, feeds, want, got, cell):
     the engine reads these inputs its own way, against its own run of the original (inputs
     fixed, as the before table has it), which must then differ from ONNX Runtime's."""
     if engine != "onnxruntime" and export.id in TIED_SCORES:
+        if engine == "openvino" and export.id in OWN_PRECISION:
+            want = ENGINES[engine](_fixed(export), feeds)
+            cell["own"].append(case)
         for name, value in want.items():
             if name in TIED_SCORES[export.id]:
                 continue
@@ -253,6 +306,17 @@ def _judge(report, export, engine, case, feeds, want, got, cell):
         return
     if engine == "openvino" and export.id in OWN_PRECISION:
         own = ENGINES[engine](_fixed(export), feeds)
+        if export.id in TIES_REORDERED.get(engine, ()):
+            own, got = _ties_ordered(own, len(own["scores"])), _ties_ordered(got, int(got["scores_count"]))
+            count = len(own["scores"])
+            if count and int(got["scores_count"]) == count:
+                # The last run of equal scores, when the limit may have cut it.
+                tail = np.flatnonzero(own["scores"] == own["scores"][count - 1])
+                assert np.array_equal(got["scores"][tail], own["scores"][tail])
+                for name in ("boxes", "labels"):
+                    got[name] = got[name].copy()
+                    got[name][tail] = own[name][tail]
+            cell["why"] = "equal scores ordered alike; a run cut at the limit compared by score"
         _check(report, export, own, got, engine)
         cell["own"].append(case)
         cell["why"] = "MatMul at OpenVINO's own precision"

@@ -107,6 +107,10 @@ impl StaticPass<'_> {
             let inputs = replace(graph, at, e);
             self.report.removed_nodes += remove_dead(graph, inputs);
             self.emit_sinks(graph, scope, &flow, sinks, &compacted)?;
+            for line in self.rejoin(graph, scope) {
+                let line = scope.line(line);
+                self.summary.rewrites.push(("rejoin".to_string(), line));
+            }
             self.summary
                 .rewrites
                 .push(("fixed-capacity".to_string(), scope.line(line)));

@@ -21,11 +21,13 @@ mod capacity;
 mod compact;
 mod count_if;
 mod counts;
+mod dead;
 mod dynamic;
 mod emit;
 mod exact;
 mod fold;
 mod gathers;
+mod index_gather;
 pub mod inputs;
 mod lower;
 mod mask;
@@ -33,6 +35,7 @@ mod nms;
 mod outputs;
 mod padding;
 mod portable;
+mod rejoin;
 mod scatter;
 mod scope;
 mod sinks;
@@ -153,11 +156,13 @@ pub fn run(
         summary.rewrites.push(("target".to_string(), line));
     }
     report.nonzero_nodes = count_nonzero(graph, 0);
+    let original = dead::outputs(graph);
     let mut pass = StaticPass {
         capacity: options.capacity,
         output_capacities: &options.output_capacities,
         summary: &mut summary,
         known: HashMap::new(),
+        rejoined: HashMap::new(),
         report,
     };
     let no_names = HashSet::new();
@@ -176,6 +181,7 @@ pub fn run(
     if options.target.portable() {
         portable::transpose_before_cast(graph);
     }
+    pass.report.removed_nodes += dead::sweep(graph, &original);
     let known = std::mem::take(&mut pass.known);
     dynamic::scan(graph, "main", &known, 0, &mut report.left);
     if report.left.is_empty() {
@@ -195,6 +201,9 @@ struct StaticPass<'r> {
     summary: &'r mut StaticReport,
     /// Why each NonZero left was left, by output name (names are unique in a model).
     known: HashMap<String, (Reason, String)>,
+    /// Each padded input cut to its count at a Concat ([`rejoin`]), by the cut's name: which
+    /// selection and count it has, so that Concats of the same lists share one selection.
+    rejoined: HashMap<String, String>,
     report: &'r mut Tally,
 }
 

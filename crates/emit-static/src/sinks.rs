@@ -215,6 +215,8 @@ impl StaticPass<'_> {
             // its If was taken, may have refused it).
             self.known.remove(out);
         }
+        self.emit_masked_indices(graph, scope, flow, compacted)?;
+        self.cut_rejoined(graph, scope, flow, compacted);
         for (name, axis, rank, elem_type) in repads {
             let at = position_of(graph, &name);
             let mut e = Emitter::new(graph, scope, &format!("{name}/repad"));

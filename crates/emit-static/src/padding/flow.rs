@@ -23,6 +23,18 @@ pub enum CountStep {
     TopK(String, Option<i64>),
 }
 
+/// A Gather at padded integer values ([`Flow::masked_indices`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MaskedIndex {
+    /// The Gather's output and its indices.
+    pub output: String,
+    pub indices: String,
+    /// The indices' padded axis, sizes (-1 where not fixed) and type.
+    pub axis: usize,
+    pub dims: Vec<i64>,
+    pub elem_type: i32,
+}
+
 /// A TopK along the padded axis whose k is at most the count at run time (`min(K, len(x))`,
 /// torchvision's `_topk_min`): it becomes a TopK with a fixed k, its padding read as the value
 /// that sorts last.
@@ -64,6 +76,12 @@ pub struct Flow {
     /// NonMaxSuppression nodes (by output) over padded boxes and scores: the padding is scored
     /// so that no score threshold passes it, and NMS keeps valid rows only.
     pub nms: Vec<String>,
+    /// (Concat output, input, axis) of each padded input appended along its padded axis: cut
+    /// to its count there ([`crate::rejoin`]).
+    pub rejoined: Vec<(String, String, usize)>,
+    /// Gathers of fixed data at padded integer values whose padding is not known to be a valid
+    /// index: the padding is read as 0 ([`crate::index_gather`]).
+    pub masked_indices: Vec<MaskedIndex>,
     /// TopKs along the padded axis ([`TopK`]).
     pub topks: Vec<TopK>,
     /// Every tensor padded by the selection (what a test of its size would read).

@@ -2,6 +2,10 @@
 //! `x[torch.where(c)]`, an NMS's batch and class columns beside its remapped boxes). The output
 //! is padded alike only when every input is padded by the same selection, so a Concat waits
 //! until all its inputs have arrived; it holds coordinates only if they all do.
+//!
+//! Along the padded axis (a detector's levels, each its own selection, appended), the rows are
+//! rejoined instead ([`crate::rejoin`]): each input is cut to its count there, and once every
+//! input is, the Concat becomes a selection of the valid rows of the padded inputs joined.
 
 use super::Padded;
 use crate::graph::{describe, int_attr};
@@ -22,6 +26,8 @@ struct Join {
 #[derive(Default)]
 pub(super) struct Joins {
     waiting: BTreeMap<String, Join>,
+    /// (Concat output, input, axis) of each padded input appended along its padded axis.
+    rejoined: Vec<(String, String, usize)>,
 }
 
 impl Joins {
@@ -82,14 +88,34 @@ impl Joins {
             .collect()
     }
 
-    /// A Concat that joins a tensor this selection does not pad, named.
-    pub fn unfinished(&self) -> Option<String> {
-        let join = self.waiting.values().next()?;
+    /// `t` reaches `node`, a Concat along `t`'s padded axis: its rows are rejoined there.
+    pub fn rejoin(&mut self, node: &NodeProto, t: &Padded) -> bool {
+        let Ok(Some(axis)) = int_attr(node, "axis") else {
+            return false;
+        };
+        let axis = if axis < 0 { axis + t.rank as i64 } else { axis };
+        if axis != t.axis as i64 || node.output.len() != 1 || node.input.len() < 2 {
+            return false;
+        }
+        self.rejoined
+            .push((node.output[0].clone(), t.name.clone(), t.axis));
+        true
+    }
+
+    /// The rejoined Concat inputs into `flow`; `Err` names a Concat that joins a tensor this
+    /// selection does not pad along another axis.
+    pub fn finish(&mut self, flow: &mut super::Flow) -> Result<(), String> {
+        flow.rejoined = std::mem::take(&mut self.rejoined);
+        let Some(join) = self.waiting.values().next() else {
+            return Ok(());
+        };
         let missing = join
             .inputs
             .iter()
-            .find(|i| !join.arrived.contains_key(*i))?;
-        Some(format!(
+            .find(|i| !join.arrived.contains_key(*i))
+            .cloned()
+            .unwrap_or_default();
+        Err(format!(
             "Concat {} joins {missing}, which is not padded by this selection (not padding-safe)",
             join.node
         ))

@@ -18,9 +18,9 @@ mod shapes;
 mod steps;
 mod topk;
 
-pub use flow::{CountStep, Flow, GatherKind, Reduction, Regrouped, TopK};
+pub use flow::{CountStep, Flow, GatherKind, MaskedIndex, Reduction, Regrouped, TopK};
 use std::collections::HashSet;
-use steps::{column_step, shape_of_self, width_one, BINARY, BOOL, ROW_OPS, UNARY};
+use steps::{column_step, shape_of_self, width_one, BINARY, BOOL, INT64, ROW_OPS, UNARY};
 
 /// One padded tensor on the way: its padded axis, its rank, and whether it still holds
 /// coordinates (-1 padding) rather than values.
@@ -101,7 +101,8 @@ fn follow_from(
                     ));
                 }
                 flow.outputs.push((t.name.clone(), t.axis));
-                if t.dirty {
+                // The fill of int64 values is -1, which a gather's zero padding is not.
+                if t.dirty || (!t.coords && view.shapes.get(&t.name).elem_type == Some(INT64)) {
                     flow.repad.push((t.name.clone(), t.axis));
                 }
             }
@@ -288,7 +289,7 @@ fn follow_from(
                         }
                     }
                     // Columns put side by side ([`joins`]).
-                    "Concat" if joins.arrive(node, &t) => {}
+                    "Concat" if joins.arrive(node, &t) || joins.rejoin(node, &t) => {}
                     "Split" | "Gather" | "Slice" if slot == 0 && coords_2d => {
                         let Some(rank) = column_step(view, node, op) else {
                             return refuse();
@@ -369,7 +370,7 @@ fn follow_from(
                             ..step(t.axis, t.rank, false)
                         })
                     }
-                    _ if BINARY.contains(&op) && !t.coords && node.input.len() == 2 => {
+                    _ if (BINARY.contains(&op) || op == "Where") && !t.coords => {
                         if !steps::binary_row_wise(view, node, op, slot, &t) {
                             return refuse();
                         }
@@ -388,9 +389,7 @@ fn follow_from(
             ready => todo.extend(ready),
         }
     }
-    if let Some(why) = joins.unfinished() {
-        return Err(why);
-    }
+    joins.finish(&mut flow)?;
     flow.check_nms(nms_reads)?;
     flow.check_topk(tk_reads)?;
     flow.check_writes(scatter_updates, scatter_indices, &scatter_data)?;

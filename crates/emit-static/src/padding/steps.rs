@@ -7,6 +7,7 @@ use nonzero_proto::onnx::NodeProto;
 
 /// ONNX's bool element type.
 pub(super) const BOOL: i32 = nonzero_proto::onnx::tensor_proto::DataType::Bool as i32;
+pub(super) const INT64: i32 = nonzero_proto::onnx::tensor_proto::DataType::Int64 as i32;
 
 /// Ops of one input whose output element depends only on the same input element.
 pub(super) const UNARY: &[&str] = &[
@@ -178,6 +179,7 @@ pub(super) const ROW_OPS: &[&str] = &[
     "ScatterND",
     "NonMaxSuppression",
     "RoiAlign",
+    "Where",
 ];
 
 /// A reduction of padded values: `Ok` with the padded axis and rank after it when it reduces
@@ -222,6 +224,13 @@ pub(super) fn binary_row_wise(
     slot: usize,
     t: &super::Padded,
 ) -> bool {
+    // Where(c, x, y): every other operand padded alike or not varying along the padded axis.
+    if op == "Where" {
+        return node.input.len() == 3
+            && (0..3)
+                .filter(|&j| j != slot)
+                .all(|j| operand_row_wise(view, &node.input[j], t));
+    }
     let float = view.shapes.get(&t.name).elem_type.is_some_and(is_float);
     let other = &node.input[1 - slot];
     // An integer division or remainder of padded values by a constant without a zero is safe.
@@ -229,19 +238,31 @@ pub(super) fn binary_row_wise(
     if matches!(op, "Div" | "Mod") && !float && !(slot == 0 && nonzero_divisor) {
         return false;
     }
+    let divides = matches!(op, "Div" | "Pow" | "Mod");
     // Both operands padded alike: the same sizes, the selection's count among them (both come
     // from this selection; every reader of either is followed).
     let own = view.shapes.get(&t.name).dims;
-    if own.is_some() && view.shapes.get(other).dims == own && !matches!(op, "Div" | "Pow" | "Mod") {
+    if own.is_some() && view.shapes.get(other).dims == own && !divides {
+        return true;
+    }
+    super::static_dims(view.shapes, other).is_some()
+        && operand_row_wise(view, other, t)
+        && !(divides && slot == 1)
+}
+
+/// An operand beside the padded `t`: padded alike (the same sizes, the selection's count among
+/// them), or of fixed sizes that, right-aligned, do not vary along the padded axis.
+fn operand_row_wise(view: &View, other: &str, t: &super::Padded) -> bool {
+    let own = view.shapes.get(&t.name).dims;
+    if own.is_some() && view.shapes.get(other).dims == own {
         return true;
     }
     let Some(o) = super::static_dims(view.shapes, other) else {
         return false;
     };
-    // The other operand, right-aligned, must not vary along the padded axis.
     let at = t.axis as i64 - (t.rank as i64 - o.len() as i64);
     let varies = at >= 0 && o.get(at as usize).is_some_and(|&d| d != 1);
-    !(varies || o.len() > t.rank || (matches!(op, "Div" | "Pow" | "Mod") && slot == 1))
+    !(varies || o.len() > t.rank)
 }
 
 /// `Reshape(column, [-1, 1, ..., 1])`: a column given unit axes (to be expanded for a scatter).

@@ -48,9 +48,22 @@ impl Visit<'_> {
         if !view.is_op(node, "Gather") {
             return None;
         }
-        let (read, next) = indices_gather(view, node, slot, t)?;
-        self.reads.push(read);
-        self.push(next);
+        if let Some((read, next)) = indices_gather(view, node, slot, t) {
+            self.reads.push(read);
+            self.push(next);
+            return Some(true);
+        }
+        let next = masked_index_gather(view, node, slot, t)?;
+        let info = view.shapes.get(&t.name);
+        let dims = info.dims.unwrap_or_default();
+        self.flow.masked_indices.push(super::MaskedIndex {
+            output: node.output[0].clone(),
+            indices: t.name.clone(),
+            axis: t.axis,
+            dims: dims.iter().map(|d| d.as_static().unwrap_or(-1)).collect(),
+            elem_type: info.elem_type.unwrap_or(0),
+        });
+        self.push([next]);
         Some(true)
     }
 
@@ -217,4 +230,35 @@ pub(super) fn indices_gather(
         }
         _ => None,
     }
+}
+
+/// A Gather of data of fixed sizes at padded integer values that are not coordinates (a
+/// TopK's picks divided into anchor indices): the padding may hold any value, so it is read as
+/// index 0 ([`crate::index_gather`]), and the output is padded along the indices' axis.
+fn masked_index_gather(view: &View, node: &NodeProto, slot: usize, t: &Padded) -> Option<Padded> {
+    if slot != 1 || t.coords || t.index.is_some() || node.input.len() != 2 || node.output.len() != 1
+    {
+        return None;
+    }
+    let integer = matches!(
+        view.shapes.get(&t.name).elem_type,
+        Some(e) if e == nonzero_proto::onnx::tensor_proto::DataType::Int64 as i32
+            || e == nonzero_proto::onnx::tensor_proto::DataType::Int32 as i32
+    );
+    let data = super::static_dims(view.shapes, &node.input[0])?;
+    let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
+    let axis = crate::infer::axis_in(axis, data.len())?;
+    if !integer || data[axis] < 1 {
+        return None;
+    }
+    Some(Padded {
+        name: node.output[0].clone(),
+        axis: axis + t.axis,
+        rank: data.len() - 1 + t.rank,
+        coords: false,
+        spread: false,
+        dirty: true,
+        index: None,
+        count: t.count.clone(),
+    })
 }

@@ -1,0 +1,72 @@
+//! A Gather of data of fixed sizes at padded integer values (the flow's `masked_indices`): the
+//! padding's values are whatever row-wise work made of them (a TopK's picks past its count,
+//! divided into anchor indices), so the indices are read as 0 there, a valid index of any
+//! non-empty axis, and the rows gathered there are padding.
+
+use crate::compact::{padding_like, Compacted};
+use crate::emit::Emitter;
+use crate::graph::describe;
+use crate::padding::Flow;
+use crate::scope::Scope;
+use crate::{replace, StaticError, StaticPass};
+use nonzero_proto::onnx::{GraphProto, NodeProto};
+
+impl StaticPass<'_> {
+    /// Each Gather of `flow` at padded integer values, reading the padding as index 0.
+    pub(super) fn emit_masked_indices(
+        &mut self,
+        graph: &mut GraphProto,
+        scope: &Scope,
+        flow: &Flow,
+        compacted: &Compacted,
+    ) -> Result<(), StaticError> {
+        for read in &flow.masked_indices {
+            let Some(at) = graph
+                .node
+                .iter()
+                .position(|n| n.output.first() == Some(&read.output))
+            else {
+                continue;
+            };
+            let gather = graph.node[at].clone();
+            let mut e = Emitter::new(graph, scope, &describe(&gather));
+            let indices = &compacted.derived(&mut e, flow.counts.get(&read.indices));
+            emit(
+                &mut e,
+                &gather,
+                indices,
+                read.axis,
+                &read.dims,
+                read.elem_type,
+            )
+            .ok_or_else(|| {
+                StaticError::Refused(format!(
+                    "Gather {}: no zero of its indices' type",
+                    describe(&gather)
+                ))
+            })?;
+            replace(graph, at, e);
+        }
+        Ok(())
+    }
+}
+
+/// Writes `gather` reading its indices (padded like `indices`, of sizes `dims` and type
+/// `elem_type`) as 0 in the padding.
+pub fn emit(
+    e: &mut Emitter,
+    gather: &NodeProto,
+    indices: &Compacted,
+    axis: usize,
+    dims: &[i64],
+    elem_type: i32,
+) -> Option<()> {
+    let padding = padding_like(e, indices, axis, dims)?;
+    let zero = e.zero(elem_type)?;
+    let masked = e.select(&padding, &zero, &gather.input[1], elem_type);
+    let mut read = gather.clone();
+    read.input[1] = masked;
+    read.name = Some(e.fresh("Gather"));
+    e.nodes.push(read);
+    Some(())
+}
