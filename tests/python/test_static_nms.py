@@ -38,7 +38,9 @@ PROFILE = settings(max_examples=EXAMPLES, derandomize=SEED is None, database=Non
 MAX_OUTPUT = (None, 0, 1, 3, 1 << 40, "input")
 
 
-def nms_model(b, c, n, max_output, iou, threshold, center, opset):
+def nms_model(b, c, n, max_output, iou, threshold, center, opset, keep=None):
+    """NonMaxSuppression's rows as the output "selected"; `keep`: only their first `keep` rows
+    (`keep[:detections_per_img]`: the fixed-shape Loop stops after that many picks a list)."""
     inputs = [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [b, n, 4]),
               helper.make_tensor_value_info("scores", TensorProto.FLOAT, [b, c, n])]
     inits, names = [], ["boxes", "scores"]
@@ -55,8 +57,12 @@ def nms_model(b, c, n, max_output, iou, threshold, center, opset):
     if threshold is not None:
         inits.append(helper.make_tensor("threshold", TensorProto.FLOAT, [1], [threshold]))
         names.append("threshold")
-    node = helper.make_node("NonMaxSuppression", names, ["selected"], center_point_box=center)
-    graph = helper.make_graph([node], "nms", inputs,
+    nodes = [helper.make_node("NonMaxSuppression", names, ["selected" if keep is None else "all"],
+                              center_point_box=center)]
+    if keep is not None:
+        inits += [helper.make_tensor(name, TensorProto.INT64, [1], [v]) for name, v in (("zero", 0), ("keep", keep))]
+        nodes.append(helper.make_node("Slice", ["all", "zero", "keep", "zero"], ["selected"]))
+    graph = helper.make_graph(nodes, "nms", inputs,
                               [helper.make_tensor_value_info("selected", TensorProto.INT64, ["k", 3])], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=7)
 
@@ -79,7 +85,8 @@ def nms_cases(draw, ties):
     max_output = draw(st.sampled_from(MAX_OUTPUT))
     threshold = draw(st.sampled_from((None, 0.4)))
     model = nms_model(b, c, n, max_output, draw(st.sampled_from((0.0, 0.3, 0.5, 1.0))), threshold,
-                      draw(st.integers(0, 1)), draw(st.sampled_from((11, 13))))
+                      draw(st.integers(0, 1)), draw(st.sampled_from((11, 13))),
+                      keep=draw(st.sampled_from((None, None, 0, 1, 3, 100))))
     feeds = {"boxes": boxes, "scores": scores}
     if max_output == "input":
         feeds["max_output"] = np.array([draw(st.sampled_from((-1, 0, 2, 100)))], dtype=np.int64)
@@ -166,11 +173,12 @@ def check(model, feeds, ties, target=None):
         return
     node = model.graph.node[0]
     inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    keep = int(inits["keep"][0]) if "keep" in inits else None
     max_output = feeds.get("max_output", inits.get("max_output", np.array([0])))[0]
     threshold = inits["threshold"][0] if "threshold" in inits else None
     center = next((a.i for a in node.attribute if a.name == "center_point_box"), 0)
     want = reference(feeds["boxes"], feeds["scores"], max(int(max_output), 0), inits["iou"][0], threshold, center)
-    assert np.array_equal(rows, want), (rows, want)
+    assert np.array_equal(rows, want[:keep]), (rows, want[:keep])
 
 
 def run_property(ties, target=None):

@@ -37,10 +37,13 @@ PROFILE = settings(max_examples=EXAMPLES, derandomize=SEED is None, database=Non
 VALUES = (-np.inf, -1.0, 0.0, 0.5, 0.5, 2.0, np.inf)
 
 
-def topk_model(n, k, largest, sorted_, opset=13, twice=False):
+def topk_model(n, k, largest, sorted_, opset=13, twice=False, len_of="idx"):
     """`idx = where(m)[0]; s = x[idx]; v, i = s.topk(min(k, len(idx)))`; outputs v and idx[i].
     `twice`: as torchvision's RetinaNet writes it, `s = x[m]` by a NonZero and GatherND of its own,
-    and idx from a second NonZero of m (static mode reads the second as the first)."""
+    and idx from a second NonZero of m (static mode reads the second as the first).
+    `len_of="s"`: the length is the values' own, `min(k, s.size(0))`, as SSD's per-class TopK
+    writes it (static mode reads the capacity there, padding/shapes.rs: the TopK's count is
+    min(count, k))."""
     h, T = helper, TensorProto
     values = ([h.make_node("NonZero", ["m"], ["nz_s"]), h.make_node("Transpose", ["nz_s"], ["rows_s"], perm=[1, 0]),
                h.make_node("GatherND", ["x", "rows_s"], ["s"])] if twice
@@ -50,7 +53,7 @@ def topk_model(n, k, largest, sorted_, opset=13, twice=False):
         h.make_node("Transpose", ["nz"], ["rows"], perm=[1, 0]),
         h.make_node("Squeeze", ["rows", "one"], ["idx"]),
         *values,
-        h.make_node("Shape", ["idx"], ["shape"]),
+        h.make_node("Shape", [len_of], ["shape"]),
         h.make_node("Gather", ["shape", "zero"], ["len"], axis=0),
         h.make_node("Unsqueeze", ["len", "zero1"], ["len1"]),
         h.make_node("Concat", ["K", "len1"], ["both"], axis=0),
@@ -85,14 +88,15 @@ def cases(draw):
     k = draw(st.sampled_from([1, 3, 5, 100]))
     largest, sorted_ = draw(st.sampled_from([0, 1])), draw(st.sampled_from([0, 1]))
     twice = draw(st.booleans())
+    len_of = draw(st.sampled_from(["idx", "s"]))
     x = np.array(draw(st.lists(st.sampled_from(VALUES), min_size=n, max_size=n)), np.float32)
     masks = [np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), bool), np.zeros(n, bool),
              np.ones(n, bool)]
-    return n, k, largest, sorted_, twice, x, masks
+    return n, k, largest, sorted_, twice, len_of, x, masks
 
 
-def check(n, k, largest, sorted_, twice, x, masks):
-    model = topk_model(n, k, largest, sorted_, twice=twice)
+def check(n, k, largest, sorted_, twice, len_of, x, masks):
+    model = topk_model(n, k, largest, sorted_, twice=twice, len_of=len_of)
     static, report = make_static(model, n)
     assert ("duplicate" in [r["kind"] for r in report["static"]["rewrites"]]) == twice, report
     ops = {node.op_type for node in static.graph.node}

@@ -19,8 +19,11 @@ use nonzero_rewrite_graph::indexed::remove_dead;
 struct Plan {
     at: usize,
     sizes: Sizes,
-    /// The most boxes per batch and class ([`greedy::per_class`]).
+    /// The most boxes per batch and class ([`greedy::per_class`]), at most the rows its readers
+    /// keep ([`kept_rows`]).
     k: i64,
+    /// The first rows every reader keeps, where they are fewer than the boxes.
+    kept: Option<i64>,
     /// `max_output_boxes_per_class` is not a constant.
     max_output_at_run_time: bool,
     flow: padding::Flow,
@@ -76,6 +79,8 @@ fn plan(view: &View, at: usize) -> Result<Plan, (Reason, String)> {
             format!("NonMaxSuppression: center_point_box {center} is neither 0 nor 1"),
         ));
     }
+    let k = greedy::per_class(max_output, n);
+    let kept = kept_rows(view, &node.output[0], 0);
     let flow = padding::follow_rows(view, &[&node.output[0]], &[b, c, n])
         .map_err(|why| (Reason::PaddingUnsafe, why))?;
     let sinks = sinks::plan(view, &flow)?;
@@ -86,11 +91,72 @@ fn plan(view: &View, at: usize) -> Result<Plan, (Reason, String)> {
             classes: c,
             boxes: n,
         },
-        k: greedy::per_class(max_output, n),
+        k: kept.map_or(k, |d| k.min(d)),
+        kept: kept.filter(|&d| d < k),
         max_output_at_run_time: max_output.is_none(),
         flow,
         sinks,
     })
+}
+
+/// How many steps from the rows to a Slice are followed.
+const MAX_STEPS: usize = 8;
+
+/// The most rows of `rows` (the NMS's output, or a column of it) any reader keeps, where every
+/// reader keeps a prefix: torchvision's `keep[:detections_per_img]` after `batched_nms`, through
+/// the column Gather and Squeeze. The rows are in (batch, class, pick) order, so the first D of
+/// them hold at most D picks of any one list: the Loop stops after D picks per list and the
+/// first D rows are the original's. `None` where a reader may read more (a reduction, an output).
+fn kept_rows(view: &View, rows: &str, depth: usize) -> Option<i64> {
+    if depth > MAX_STEPS || view.index.graph_outputs.contains(rows) {
+        return None;
+    }
+    let readers = view.index.readers_of(rows);
+    if readers.is_empty() {
+        return None;
+    }
+    let mut most = 0;
+    for &(r, slot) in readers {
+        let node = &view.graph.node[r];
+        let op = node.op_type.as_deref().unwrap_or("");
+        if slot != 0 || !view.is_op(node, op) || node.output.len() != 1 {
+            return None;
+        }
+        let constant = |i: usize| node.input.get(i).and_then(|n| view.const_ints(n));
+        let kept = match op {
+            // A column of the rows ([N, 3] -> [N] or [N, 1]).
+            "Gather" => {
+                let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
+                (axis == 1 && constant(1)?.len() == 1).then_some(())?;
+                kept_rows(view, &node.output[0], depth + 1)?
+            }
+            "Squeeze" | "Unsqueeze" => {
+                let axes = constant(1).or_else(|| {
+                    let attr = node
+                        .attribute
+                        .iter()
+                        .find(|a| a.name.as_deref() == Some("axes"));
+                    attr.map(|a| a.ints.clone())
+                })?;
+                (!axes.is_empty() && !axes.contains(&0)).then_some(())?;
+                kept_rows(view, &node.output[0], depth + 1)?
+            }
+            "Cast" | "Identity" => kept_rows(view, &node.output[0], depth + 1)?,
+            // `x[:D]`: starts 0, axes 0 (or none: the first), steps 1 (or none).
+            "Slice" => {
+                let single = |v: Option<Vec<i64>>, want: i64| v.is_some_and(|v| v == [want]);
+                let axes_first =
+                    node.input.get(3).is_none_or(|a| a.is_empty()) || single(constant(3), 0);
+                let unit_steps =
+                    node.input.get(4).is_none_or(|s| s.is_empty()) || single(constant(4), 1);
+                let end = constant(2).filter(|e| e.len() == 1)?[0];
+                (single(constant(1), 0) && axes_first && unit_steps && end >= 0).then_some(end)?
+            }
+            _ => return None,
+        };
+        most = most.max(kept);
+    }
+    Some(most)
 }
 
 impl StaticPass<'_> {
@@ -167,8 +233,11 @@ impl StaticPass<'_> {
         } = plan.sizes;
         let compacted = greedy::emit(&mut e, &inputs, plan.sizes, plan.k, capacity, &output)
             .expect("bool lists always compact");
+        let kept = plan.kept.map_or(String::new(), |d| {
+            format!(" (its readers keep the first {d} rows)")
+        });
         let line = format!(
-            "fixed-shape NMS: NonMaxSuppression {} over [{b}, {c}, {n}] boxes became {}, its rows [{}, 3] padded with -1 (outputs: {})",
+            "fixed-shape NMS: NonMaxSuppression {} over [{b}, {c}, {n}] boxes became {}{kept}, its rows [{}, 3] padded with -1 (outputs: {})",
             describe(&node),
             greedy::form(e.target.portable(), n, plan.k),
             compacted.capacity,

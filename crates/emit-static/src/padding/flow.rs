@@ -116,6 +116,24 @@ pub struct Reduction {
 }
 
 impl Flow {
+    /// Records the count of the rows `name` for it (also where nothing reads it: `keep[:L]` as
+    /// an output) and for its readers' outputs (a sink, by its output, sees the count it reads).
+    pub(super) fn record_count(
+        &mut self,
+        view: &crate::trace::View,
+        name: &str,
+        count: &[CountStep],
+    ) {
+        if count.is_empty() {
+            return;
+        }
+        let readers = view.index.readers_of(name).iter();
+        let outputs = readers.flat_map(|&(r, _)| &view.graph.node[r].output);
+        for reached in std::iter::once(&name.to_string()).chain(outputs) {
+            self.counts.insert(reached.clone(), count.to_vec());
+        }
+    }
+
     /// A write of padded rows at indices this selection does not pad would write them at real
     /// places: every write of updates (by output) must also be one of indices.
     pub(super) fn check_writes(

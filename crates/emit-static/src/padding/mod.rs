@@ -107,14 +107,10 @@ fn follow_from(
                 }
             }
             let count = rows::count_dim(view, &t.name, t.axis);
-            for &(r, slot) in view.index.readers_of(&t.name) {
+            let readers = view.index.readers_of(&t.name);
+            flow.record_count(view, &t.name, &t.count);
+            for &(r, slot) in readers {
                 let node = &view.graph.node[r];
-                if !t.count.is_empty() {
-                    // What reads these rows (a sink, by its output) sees their count.
-                    for name in std::iter::once(&t.name).chain(&node.output) {
-                        flow.counts.insert(name.clone(), t.count.clone());
-                    }
-                }
                 let op = node.op_type.as_deref().unwrap_or("");
                 let refuse = || {
                     Err(format!(

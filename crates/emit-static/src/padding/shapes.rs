@@ -70,14 +70,29 @@ fn used_as_size(
         && readers.iter().all(|&(r, slot)| {
             let node = &view.graph.node[r];
             let op = node.op_type.as_deref().unwrap_or("");
-            if !view.is_op(node, op) || node.output.len() != 1 {
-                return false;
-            }
             let data_alike = || {
                 let dims = view.shapes.get(&node.input[0]).dims;
                 dims.is_some_and(|d| d.contains(count))
             };
+            if view.is_op(node, "TopK") {
+                return slot == 1 && data_alike();
+            }
+            if !view.is_op(node, op) || node.output.len() != 1 {
+                return false;
+            }
             match op {
+                // `min(K, len(q))` (torchvision's `_topk_min`): k of a TopK of data padded
+                // alike, where the capacity stands in for the count as the TopK's count is
+                // min(count, k) (topk.rs).
+                "ReduceMin" | "Min" => {
+                    let others_fixed = node
+                        .input
+                        .iter()
+                        .enumerate()
+                        .all(|(i, n)| i == slot || view.const_ints(n).is_some());
+                    let list = op == "Min" || minimum_of_list(view, size);
+                    others_fixed && list && used_as_k(view, &node.output[0], count, depth + 1)
+                }
                 "Reshape" if slot == 1 => data_alike(),
                 "Expand" => slot == 1 && data_alike(),
                 // The list itself reshaped to a list, or TorchScript's expand of -1
@@ -130,6 +145,47 @@ fn used_as_size(
                         _ => at,
                     };
                     others_fixed && used_as_size(view, &node.output[0], count, at, made, depth + 1)
+                }
+                _ => false,
+            }
+        })
+}
+
+/// True when `list` (a ReduceMin's input) is a Concat of sizes with every other part a constant:
+/// the minimum of K and the size.
+fn minimum_of_list(view: &View, list: &str) -> bool {
+    view.producer(list).is_some_and(|concat| {
+        view.is_op(concat, "Concat")
+            && concat
+                .input
+                .iter()
+                .filter(|i| view.const_ints(i).is_none())
+                .count()
+                == 1
+    })
+}
+
+/// `k`, a minimum of the padded axis's size and constants, used only as the k of TopKs of data
+/// padded alike (through Reshape, Squeeze, Unsqueeze and Cast).
+fn used_as_k(view: &View, k: &str, count: &Dim, depth: usize) -> bool {
+    if depth > MAX_STEPS {
+        return false;
+    }
+    let readers = view.index.readers_of(k);
+    !readers.is_empty()
+        && readers.iter().all(|&(r, slot)| {
+            let node = &view.graph.node[r];
+            let op = node.op_type.as_deref().unwrap_or("");
+            if !view.is_op(node, op) {
+                return false;
+            }
+            match op {
+                "TopK" => {
+                    let dims = view.shapes.get(&node.input[0]).dims;
+                    slot == 1 && dims.is_some_and(|d| d.contains(count))
+                }
+                "Reshape" | "Squeeze" | "Unsqueeze" | "Cast" | "Identity" => {
+                    slot == 0 && used_as_k(view, &node.output[0], count, depth + 1)
                 }
                 _ => false,
             }
