@@ -26,6 +26,18 @@ impl StaticPass<'_> {
         let mut unchanged = None;
         loop {
             let (index, shapes) = unchanged.take().unwrap_or_else(|| scope.shapes_of(graph));
+            // Lists cut at a Concat by the compactions so far, rejoined where all are: on these
+            // shapes, not a computation of its own after each compaction.
+            if !self.rejoined.is_empty() {
+                let lines = self.rejoin(graph, scope, &shapes);
+                if !lines.is_empty() {
+                    for line in lines {
+                        let line = scope.line(line);
+                        self.summary.rewrites.push(("rejoin".to_string(), line));
+                    }
+                    continue;
+                }
+            }
             let view = View {
                 graph,
                 index: &index,
@@ -107,10 +119,6 @@ impl StaticPass<'_> {
             let inputs = replace(graph, at, e);
             self.report.removed_nodes += remove_dead(graph, inputs);
             self.emit_sinks(graph, scope, &flow, sinks, &compacted)?;
-            for line in self.rejoin(graph, scope) {
-                let line = scope.line(line);
-                self.summary.rewrites.push(("rejoin".to_string(), line));
-            }
             self.summary
                 .rewrites
                 .push(("fixed-capacity".to_string(), scope.line(line)));

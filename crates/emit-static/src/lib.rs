@@ -47,7 +47,7 @@ mod writes;
 pub use summary::{still_dynamic, StaticReport};
 pub use target::Target;
 
-use crate::graph::{describe, is_onnx_op, GraphIndex};
+use crate::graph::{describe, is_onnx_op};
 use crate::infer::BodyInputs;
 use emit::Emitter;
 use nonzero_proto::onnx::{GraphProto, ModelProto};
@@ -124,11 +124,32 @@ fn replace(graph: &mut GraphProto, at: usize, e: Emitter) -> HashSet<String> {
     let removed = graph.node.remove(at);
     e.insert(graph, at);
     let inputs: HashSet<String> = removed.input.into_iter().collect();
-    let index = GraphIndex::new(graph);
-    graph.initializer.retain(|t| {
-        let name = t.name.as_deref().unwrap_or("");
-        !(inputs.contains(name) && index.unused(name) && !index.graph_inputs.contains(name))
-    });
+    // Initializers only the replaced node read go; found by one scan for just those names (an
+    // index of the whole graph per rewrite made static mode quadratic).
+    let declared: HashSet<&str> = graph
+        .input
+        .iter()
+        .filter_map(|i| i.name.as_deref())
+        .collect();
+    let mut unread: HashSet<String> = graph
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.clone())
+        .filter(|n| inputs.contains(n) && !declared.contains(n.as_str()))
+        .collect();
+    if !unread.is_empty() {
+        let mut read = HashSet::new();
+        for node in &graph.node {
+            unread.retain(|n| !node.input.contains(n));
+            graph::names_read_in_bodies(node, &mut read);
+        }
+        unread.retain(|n| {
+            !read.contains(n) && !graph.output.iter().any(|o| o.name.as_ref() == Some(n))
+        });
+        graph
+            .initializer
+            .retain(|t| !unread.contains(t.name.as_deref().unwrap_or("")));
+    }
     inputs
 }
 

@@ -64,14 +64,18 @@ impl StaticPass<'_> {
 
     /// Every Concat whose inputs are all cuts or of fixed sizes, as a selection of the valid
     /// rows of its padded inputs joined; the report's lines.
-    pub(super) fn rejoin(&mut self, graph: &mut GraphProto, scope: &Scope) -> Vec<String> {
+    pub(super) fn rejoin(
+        &mut self,
+        graph: &mut GraphProto,
+        scope: &Scope,
+        shapes: &crate::infer::ShapeTable,
+    ) -> Vec<String> {
         let candidate = |n: &nonzero_proto::onnx::NodeProto| {
             is_onnx_op(n, "Concat") && n.input.iter().any(|i| self.rejoined.contains_key(i))
         };
         if !graph.node.iter().any(candidate) {
             return vec![];
         }
-        let (_, shapes) = scope.shapes_of(graph);
         // Concats by their lists (axis, each input's selection and steps, or fixed part).
         let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for node in graph.node.iter().filter(|n| candidate(n)) {
@@ -82,7 +86,7 @@ impl StaticPass<'_> {
             let whole = node.input.iter().all(|input| {
                 let part = match self.rejoined.get(input) {
                     Some(list) => Some(list.clone()),
-                    None => static_dims(&shapes, input).map(|d| format!("fixed {d:?}")),
+                    None => static_dims(shapes, input).map(|d| format!("fixed {d:?}")),
                 };
                 part.map(|p| key.push_str(&format!("|{p}"))).is_some()
             });
@@ -92,7 +96,7 @@ impl StaticPass<'_> {
         }
         let mut lines = vec![];
         for concats in groups.into_values() {
-            let Some(selection) = self.rejoin_group(graph, scope, &shapes, &concats) else {
+            let Some(selection) = self.rejoin_group(graph, scope, shapes, &concats) else {
                 continue;
             };
             lines.push(format!(

@@ -44,6 +44,30 @@ impl Scope<'_> {
     }
 }
 
+/// The names of `graph` (and its bodies) that start with `prefix`, into `names`.
+pub fn names_under(graph: &GraphProto, prefix: &str, names: &mut HashSet<String>, depth: usize) {
+    if depth > MAX_SUBGRAPH_DEPTH {
+        return;
+    }
+    let mut own: Vec<&String> = vec![];
+    for node in &graph.node {
+        own.extend(node.input.iter().chain(&node.output).chain(&node.name));
+        for a in &node.attribute {
+            for g in a.g.iter().chain(a.graphs.iter()) {
+                names_under(g, prefix, names, depth + 1);
+            }
+        }
+    }
+    let declared = graph
+        .input
+        .iter()
+        .chain(&graph.output)
+        .chain(&graph.value_info);
+    own.extend(declared.filter_map(|v| v.name.as_ref()));
+    own.extend(graph.initializer.iter().filter_map(|t| t.name.as_ref()));
+    names.extend(own.into_iter().filter(|n| n.starts_with(prefix)).cloned());
+}
+
 /// Every name `graph` and its bodies define or read: tensors, node names, inputs, outputs.
 pub fn names_in(graph: &GraphProto, names: &mut HashSet<String>, depth: usize) {
     if depth > MAX_SUBGRAPH_DEPTH {
