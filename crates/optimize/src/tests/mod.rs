@@ -19,6 +19,7 @@ mod static_fuzz;
 mod static_limits;
 mod static_mode;
 mod static_nms;
+mod static_nms_prefix;
 mod static_prefix;
 mod static_rows;
 mod validity;
