@@ -70,23 +70,5 @@ pub fn names_under(graph: &GraphProto, prefix: &str, names: &mut HashSet<String>
 
 /// Every name `graph` and its bodies define or read: tensors, node names, inputs, outputs.
 pub fn names_in(graph: &GraphProto, names: &mut HashSet<String>, depth: usize) {
-    if depth > MAX_SUBGRAPH_DEPTH {
-        return;
-    }
-    for node in &graph.node {
-        names.extend(node.input.iter().chain(&node.output).cloned());
-        names.extend(node.name.clone());
-        for a in &node.attribute {
-            for g in a.g.iter().chain(a.graphs.iter()) {
-                names_in(g, names, depth + 1);
-            }
-        }
-    }
-    let declared = graph
-        .input
-        .iter()
-        .chain(&graph.output)
-        .chain(&graph.value_info);
-    names.extend(declared.filter_map(|v| v.name.clone()));
-    names.extend(graph.initializer.iter().filter_map(|t| t.name.clone()));
+    names_under(graph, "", names, depth);
 }
