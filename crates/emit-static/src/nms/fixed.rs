@@ -138,7 +138,9 @@ fn kept_rows(view: &View, rows: &str, depth: usize) -> Option<i64> {
                         .find(|a| a.name.as_deref() == Some("axes"));
                     attr.map(|a| a.ints.clone())
                 })?;
-                (!axes.is_empty() && !axes.contains(&0)).then_some(())?;
+                // Positive axes only: a negative one may name axis 0 (`[N]` unsqueezed at -2
+                // puts the rows on axis 1, where a Slice of axis 0 keeps all of them).
+                (!axes.is_empty() && axes.iter().all(|&a| a > 0)).then_some(())?;
                 kept_rows(view, &node.output[0], depth + 1)?
             }
             "Cast" | "Identity" => kept_rows(view, &node.output[0], depth + 1)?,
