@@ -210,8 +210,11 @@ def has_denormals(export, feeds):
 
 
 # models/real's exports that fail on a case themselves: with NaN pixels Faster R-CNN's RPN keeps
-# no proposal, and the export's box head fails on none (Reshape {0, 20} to {0, -1}).
-REAL_INVALID = {"real/faster_rcnn_ts17.onnx": ("specials",)}
+# no proposal, and the export's box head fails on none (Reshape {0, 20} to {0, -1}). Mixtral's
+# trace unrolled its loop over the experts hit for the 4 it saw (a Split into 4 rows): with every
+# token an eos, every token picks the same 2 experts and the Split fails. There the static
+# model's outputs are not defined (docs/static.md, "a traced loop's Split").
+REAL_INVALID = {"real/faster_rcnn_ts17.onnx": ("specials",), "real/mixtral_ts17.onnx": ("all",)}
 
 
 def invalid(export, case):

@@ -143,10 +143,16 @@ def _openvino_compiled(path, stamp):
 def run_openvino(path, feeds):
     """The model converted by openvino.convert_model and compiled for OpenVINO's CPU plugin:
     {output name: array} in the ONNX graph's output order. The compiled model is kept for the
-    next call on the same file (same path, size and modification time)."""
+    next call on the same file (same path, size and modification time), unless a call fails."""
     stat = os.stat(path)
     compiled = _openvino_compiled(str(path), (stat.st_size, stat.st_mtime_ns))
-    result = compiled(dict(feeds))
+    try:
+        result = compiled(dict(feeds))
+    except Exception:
+        # A compiled model whose inference failed (a dynamic model's Split given the wrong
+        # length) fails every later call too: compile it afresh next time.
+        _openvino_compiled.cache_clear()
+        raise
     by_name = {}
     for port in compiled.outputs:
         for name in port.get_names():

@@ -30,6 +30,7 @@ import pytest
 
 import cases
 import exports
+import graphs
 import judge
 from judge import BUILD, compare_static, openvino_dynamic, report_axes, run_iree, run_openvino, run_ort
 
@@ -60,10 +61,6 @@ STAYS_DYNAMIC = {
     # eos rows (a Reshape into equal groups, the last of each) are static.
     "real/longformer_ts17.onnx": {UNSAFE: 1, NOT_FIXED: 2, ("ConstantOfShape", VALUE_SHAPE): 6,
                                   ("Range", VALUE_SHAPE): 1, ("Reshape", VALUE_SHAPE): 8, ("Slice", VALUE_SHAPE): 4},
-    # Mixtral: each expert's rows (its MLP, weighted, index_add) are static; the loop over
-    # `expert_hit` (a selection of the experts) was unrolled by the trace for the experts it
-    # saw, a Split of that selection into that many rows, which padding cannot follow.
-    "real/mixtral_ts17.onnx": {UNSAFE: 2},
     # VITS's masked writes read their updates' list itself (crate::writes): no Slice(W, 0, nnz).
     "real/vits_ts17.onnx": {UNSAFE: 6, ("Range", VALUE_SHAPE): 1},
     # y = x[m] if ... else x[~m]: each branch returns its selection, the If's output.
@@ -100,45 +97,6 @@ def _fixed(export):
     return judge.fixed(export.path, export.shapes, BUILD / "fixed" / export.id)
 
 
-def _count(model, op):
-    """`op` nodes in a model's graph and every subgraph."""
-    def walk(graph):
-        n = 0
-        for node in graph.node:
-            n += node.op_type == op
-            for a in node.attribute:
-                n += sum(walk(g) for g in ([a.g] if a.HasField("g") else []) + list(a.graphs))
-        return n
-    return walk(model.graph)
-
-
-def _unread(model):
-    """Nodes of a model's graph or of a body that nothing reads (no output read in that graph,
-    its bodies or its outputs): static mode removes them (crates/emit-static/src/dead.rs), as
-    ONNX Runtime 1.17.3 and 1.18.1 gave such a tensor a buffer overlapping live ones."""
-    def bodies(node):
-        for a in node.attribute:
-            yield from ([a.g] if a.HasField("g") else []) + list(a.graphs)
-
-    def read_in(graph):
-        names = {o.name for o in graph.output}
-        for node in graph.node:
-            names.update(node.input)
-            for body in bodies(node):
-                names |= read_in(body)
-        return names
-
-    def walk(graph):
-        read = read_in(graph)
-        found = [(node.op_type, node.output[0]) for node in graph.node
-                 if node.output and not any(o and o in read for o in node.output)]
-        for node in graph.node:
-            for body in bodies(node):
-                found += walk(body)
-        return found
-    return walk(model.graph)
-
-
 def _iree_after(export, path, fully_static):
     if export.bytes <= exports.IREE_MAX_BYTES or (export.id in exports.IREE_ALSO and fully_static):
         return judge.iree_status(path)
@@ -158,7 +116,7 @@ def _row(export, tables):
         model = onnx.load(str(path), load_external_data=False)
         original = onnx.load(str(export.path), load_external_data=False)
         row.update(
-            nonzero_before=_count(original, "NonZero"), nonzero_after=_count(model, "NonZero"),
+            nonzero_before=graphs.count(original, "NonZero"), nonzero_after=graphs.count(model, "NonZero"),
             left=sorted([op, reason, n] for (op, reason), n in left.items()),
             dynamic=bool(sources or followers), sources=sources, followers=followers,
             iree=_iree_after(export, path, not left), cases=list(cases.CASES),
@@ -174,7 +132,7 @@ def test_verdict_after(export, tables):
     sources, followers = row["sources"], row["followers"]
     assert report["static"]["input_shapes"] == export.shapes
     assert dict(left) == STAYS_DYNAMIC.get(export.id, {}), report["stderr"][:2000]
-    unread = _unread(onnx.load(str(made(export)[1]), load_external_data=False))
+    unread = graphs.unread(onnx.load(str(made(export)[1]), load_external_data=False))
     assert not unread, f"nodes nothing reads: {unread[:5]}"
     if not left:
         assert not (sources or followers), f"nonzero calls {export.id} static; OpenVINO finds {sources + followers}"
@@ -222,6 +180,9 @@ ROUNDING = {
        for exporter in ("ts17", "dynamo18")},
     # FCOS's scores (sqrt(sigmoid(class) * sigmoid(centerness))) and decoded boxes, computed over
     # the capacity's rows: ONNX Runtime's vectorised kernels round a last bit differently there.
+    # Mixtral's experts over the capacity's rows (each expert's MLP on every token's row, masked):
+    # equal on ONNX Runtime; IREE's own kernels round the last bits differently (1e-7 relative).
+    "real/mixtral_ts17.onnx": {"iree": {"logits": (1e-4, 1e-6)}},
     "real/fcos_ts17.onnx": {"onnxruntime": {"boxes": (1e-5, 1e-6), "scores": (1e-5, 1e-7)},
                             "openvino": {"boxes": (1e-5, 1e-6), "scores": (1e-5, 1e-7)},
                             "iree": {"boxes": (1e-4, 1e-6), "scores": (1e-4, 1e-6)}},
@@ -257,6 +218,13 @@ TIED_SCORES = {"real/faster_rcnn_ts17.onnx": {"boxes"}, "real/retinanet_ts17.onn
 # label, then box) on both sides; where such a run is cut by the detections' limit, which of its
 # boxes made it in is the tie's too, so there only the scores are compared (`_ties_ordered`).
 TIES_REORDERED = {"openvino": {"real/fcos_ts17.onnx"}}
+# Cases where the engine's own run of the original fails though ONNX Runtime's runs, and why:
+# (asserted) the original fails there, and the static model's outputs are all NaN there.
+HOST_FAILS = {
+    # OpenVINO reads Mixtral's all-padding attention as NaN (its bf16 softmax over masked rows),
+    # routes every token alike, and the trace's Split over the 4 experts it saw fails.
+    ("real/mixtral_ts17.onnx", "openvino"): ("none",),
+}
 OWN_ORIGINAL = {
     "openvino": (cases.nan_compared, "NaN > threshold"),
     "iree": (cases.has_denormals, "denormals in arithmetic"),
@@ -382,6 +350,13 @@ def test_outputs_after(export, engine, tables):
                     run_ort(path, feeds)
             cell["invalid"].append(case)
             continue
+        if case in HOST_FAILS.get((export.id, engine), ()):
+            with pytest.raises(Exception):
+                ENGINES[engine](_fixed(export), feeds)
+            got = ENGINES[engine](path, feeds)
+            assert all(np.isnan(v).all() for v in got.values() if v.dtype.kind == "f"), case
+            cell["invalid"].append(case)
+            continue
         reference = cases.flushed(export, feeds) if engine == "iree" else feeds
         want, got = run_ort(export.path, reference), ENGINES[engine](path, feeds)
         signs = 0
@@ -394,7 +369,7 @@ def test_outputs_after(export, engine, tables):
             raise
         cell["signs"] += signs
         cell["compared"] += 1
-    valid = [c for c in judged if not cases.invalid(export, c)]
+    valid = [c for c in judged if not cases.invalid(export, c) and c not in HOST_FAILS.get((export.id, engine), ())]
     assert cell["compared"] == len(valid) >= 2, cell
     cell["equal"] = True
 

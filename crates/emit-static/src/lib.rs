@@ -42,6 +42,7 @@ mod sinks;
 pub mod summary;
 mod target;
 mod topk;
+mod whole_split;
 mod writes;
 
 pub use summary::{still_dynamic, StaticReport};

@@ -84,6 +84,8 @@ pub struct Flow {
     pub masked_indices: Vec<MaskedIndex>,
     /// TopKs along the padded axis ([`TopK`]).
     pub topks: Vec<TopK>,
+    /// Splits along the padded axis into constant sizes ([`super::WholeSplit`]).
+    pub splits: Vec<super::WholeSplit>,
     /// Every tensor padded by the selection (what a test of its size would read).
     pub padded: std::collections::HashSet<String>,
 }

@@ -1,8 +1,8 @@
 //! Where the padding of a fixed-capacity tensor may flow: only through padding-safe readers
 //! (column steps, row-wise work [`rows`], gathers at the coordinates [`coords`], masked
 //! reductions, Concats [`joins`], shape reads [`shapes`], NMS over the valid rows, the first rows
-//! [`steps::prefix`], TopK on a count [`topk`]) to sinks that the compaction rewrites
-//! (crate::sinks) and graph outputs. Anything else leaves the list dynamic; the refusal names it.
+//! [`steps::prefix`], TopK on a count [`topk`], a traced loop's Split [`split`]) to sinks that
+//! the compaction rewrites (crate::sinks) and graph outputs. Anything else leaves the list dynamic; the refusal names it.
 
 use super::static_dims;
 use crate::graph::{describe, int_attr};
@@ -15,10 +15,12 @@ mod joins;
 mod regroup;
 mod rows;
 mod shapes;
+mod split;
 mod steps;
 mod topk;
 
 pub use flow::{CountStep, Flow, GatherKind, MaskedIndex, Reduction, Regrouped, TopK};
+pub use split::WholeSplit;
 use std::collections::HashSet;
 use steps::{column_step, shape_of_self, width_one, BINARY, BOOL, INT64, ROW_OPS, UNARY};
 
@@ -152,6 +154,11 @@ fn follow_from(
                     });
                     continue;
                 }
+                // A traced loop's Split, which the original runs only on whole rows.
+                if let Some(split) = split::whole(view, node, op, slot, t.axis, t.rank) {
+                    flow.splits.push(split);
+                    continue;
+                }
                 if let Some(pick) = regroup::regrouped(view, node, op, slot, &t) {
                     flow.regrouped.push(pick);
                     continue;
@@ -199,8 +206,8 @@ fn follow_from(
                         };
                         todo.push(step(to, t.rank, t.coords));
                     }
-                    // Max and Min of one input return it.
-                    "Identity" | "Cast" | "Max" | "Min"
+                    // Max, Min and Concat of one input return it (`torch.cat([boxes])`).
+                    "Identity" | "Cast" | "Max" | "Min" | "Concat"
                         if node.output.len() == 1 && node.input.len() == 1 =>
                     {
                         todo.push(step(t.axis, t.rank, t.coords))
@@ -263,10 +270,6 @@ fn follow_from(
                             && ((slot == 0 && t.axis == 1) || (slot == 1 && t.axis == 2)) =>
                     {
                         nms_reads.push((node.output[0].clone(), slot));
-                    }
-                    // A Concat of one input (`torch.cat([boxes])`) is that input.
-                    "Concat" if node.input.len() == 1 => {
-                        todo.push(step(t.axis, t.rank, t.coords));
                     }
                     // The shape of padded rows, read only where the capacity stands for the
                     // count ([`shapes`]); `full_like(p)` is padded alike.
