@@ -54,7 +54,7 @@ STAYS_DYNAMIC = {
     # length comes after NMS or a selection (shape-not-fixed), and NonMaxSuppression (in an If's
     # else branch) over such a selection's boxes. Faster R-CNN is fully static; Keypoint and Mask R-CNN up to their second
     # NMS, whose detections reach the keypoint and mask heads' shape reads.
-    "real/keypoint_rcnn_ts17.onnx": {NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1},
+    "real/keypoint_rcnn_ts17.onnx": {("Slice", VALUE_SHAPE): 7, ("Resize", VALUE_SHAPE): 1},
     "real/mask_rcnn_ts17.onnx": {NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1,
                                  ("Slice", VALUE_SHAPE): 2, ("ConstantOfShape", VALUE_SHAPE): 4},
     # transformers: sizes computed from values (longformer's and VITS's Range, Slice, ...). BART's

@@ -20,6 +20,7 @@ mod branches;
 mod capacity;
 mod compact;
 mod count_if;
+mod counted_loops;
 mod counts;
 mod dead;
 mod dynamic;

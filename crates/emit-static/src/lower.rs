@@ -112,7 +112,11 @@ pub fn merge_repeated(graph: &mut GraphProto) -> usize {
 }
 
 /// Renames every read of a name in `renamed` inside `graph`'s bodies (their captures).
-fn rename_reads(graph: &mut GraphProto, renamed: &HashMap<String, String>, depth: usize) {
+pub(crate) fn rename_reads(
+    graph: &mut GraphProto,
+    renamed: &HashMap<String, String>,
+    depth: usize,
+) {
     if renamed.is_empty() || depth > MAX_SUBGRAPH_DEPTH {
         return;
     }

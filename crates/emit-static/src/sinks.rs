@@ -218,6 +218,7 @@ impl StaticPass<'_> {
         self.emit_masked_indices(graph, scope, flow, compacted)?;
         self.cut_rejoined(graph, scope, flow, compacted);
         self.cut_whole_splits(graph, scope, flow, compacted)?;
+        self.count_loops(graph, scope, flow, compacted);
         for (name, axis, rank, elem_type) in repads {
             let at = position_of(graph, &name);
             let mut e = Emitter::new(graph, scope, &format!("{name}/repad"));

@@ -86,6 +86,12 @@ pub struct Flow {
     pub topks: Vec<TopK>,
     /// Splits along the padded axis into constant sizes ([`super::WholeSplit`]).
     pub splits: Vec<super::WholeSplit>,
+    /// (Loop, padded tensor) of each Loop whose trip count is that tensor's padded size (its
+    /// Shape read): it gets the count ([`crate::counted_loops`]).
+    pub counted_loops: Vec<(String, String)>,
+    /// (padded tensor, Loop, padded axis) of each padded tensor a counted Loop's body reads:
+    /// the body reads it cut to its count, the original's rows.
+    pub loop_cuts: Vec<(String, String, usize)>,
     /// Every tensor padded by the selection (what a test of its size would read).
     pub padded: std::collections::HashSet<String>,
 }
@@ -134,6 +140,23 @@ impl Flow {
         for reached in std::iter::once(&name.to_string()).chain(outputs) {
             self.counts.insert(reached.clone(), count.to_vec());
         }
+    }
+
+    /// Padded tensors read inside a Loop's body (`reads`: tensor, Loop, axis): only a Loop that
+    /// runs once per row, its trip count the count, reads them (cut to the count) exactly.
+    pub(super) fn check_loop_reads(
+        &mut self,
+        reads: Vec<(String, String, usize)>,
+    ) -> Result<(), String> {
+        for (tensor, lp, axis) in reads {
+            if !self.counted_loops.iter().any(|(l, _)| *l == lp) {
+                return Err(format!(
+                    "the body of Loop -> {lp} reads the padded {tensor}, and its trip count is not this selection's count (not padding-safe)"
+                ));
+            }
+            self.loop_cuts.push((tensor, lp, axis));
+        }
+        Ok(())
     }
 
     /// A write of padded rows at indices this selection does not pad would write them at real

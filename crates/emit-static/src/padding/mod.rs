@@ -15,6 +15,7 @@ mod joins;
 mod regroup;
 mod rows;
 mod shapes;
+mod spatial;
 mod split;
 mod steps;
 mod topk;
@@ -90,6 +91,7 @@ fn follow_from(
     // (NMS output, slot) of each NMS input padded here.
     let mut nms_reads: Vec<(String, usize)> = vec![];
     let mut tk_reads = vec![];
+    let mut loop_reads = vec![];
     loop {
         while let Some(t) = todo.pop() {
             if !seen.insert(t.name.clone()) {
@@ -121,6 +123,12 @@ fn follow_from(
                         t.name
                     ))
                 };
+                // Read inside a Loop's body: cut to the count there, if the count is its trip
+                // count (checked at the end).
+                if slot == usize::MAX && view.is_op(node, "Loop") && !t.coords {
+                    loop_reads.push((t.name.clone(), node.output[0].clone(), t.axis));
+                    continue;
+                }
                 if slot != 0
                     && !matches!(op, "GatherND" | "Gather" | "Concat")
                     && !BINARY.contains(&op)
@@ -273,20 +281,10 @@ fn follow_from(
                     }
                     // The shape of padded rows, read only where the capacity stands for the
                     // count ([`shapes`]); `full_like(p)` is padded alike.
-                    "Shape" => {
-                        let read = shapes::read(view, &node.output[0], &t.name, t.axis, t.rank);
-                        let Some(alike) = read else {
-                            return refuse();
-                        };
-                        for (name, axis, rank) in alike {
-                            let values = step(axis, rank, false);
-                            todo.push(Padded {
-                                name,
-                                dirty: true,
-                                ..values
-                            });
-                        }
-                    }
+                    "Shape" => match shapes::visit(view, node, &t, &mut flow) {
+                        Some(alike) => todo.extend(alike),
+                        None => return refuse(),
+                    },
                     // Columns put side by side ([`joins`]).
                     "Concat" if joins.arrive(node, &t) || joins.rejoin(node, &t) => {}
                     "Split" | "Gather" | "Slice" if slot == 0 && coords_2d => {
@@ -391,6 +389,7 @@ fn follow_from(
     joins.finish(&mut flow)?;
     flow.check_nms(nms_reads)?;
     flow.check_topk(tk_reads)?;
+    flow.check_loop_reads(loop_reads)?;
     flow.check_writes(scatter_updates, scatter_indices, &scatter_data)?;
     flow.check_selected_by(view, selected_by)?;
     flow.padded = seen;

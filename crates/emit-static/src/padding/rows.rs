@@ -127,6 +127,9 @@ pub(super) fn row_work(
     if let Some(step) = super::index::index_work(view, node, op, slot, t, count) {
         return step;
     }
+    if let Some(step) = super::spatial::batch_work(view, node, op, slot, t) {
+        return step;
+    }
     let or_refuse =
         |kept: Option<(usize, usize)>, coords: bool, spread: bool, dirty: bool| match kept {
             Some((axis, rank)) => next(axis, rank, coords, spread, dirty),

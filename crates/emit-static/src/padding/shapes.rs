@@ -13,15 +13,42 @@ const MAX_STEPS: usize = 6;
 /// A tensor padded alike that a shape read makes: its name, padded axis and rank.
 pub(super) type Alike = (String, usize, usize);
 
+/// `Shape` of the padded `t`: the tensors padded alike it makes (values, dirty), the Loops it
+/// counts recorded in `flow`; `None` where the read is not safe.
+pub(super) fn visit(
+    view: &View,
+    node: &nonzero_proto::onnx::NodeProto,
+    t: &super::Padded,
+    flow: &mut super::Flow,
+) -> Option<Vec<super::Padded>> {
+    let mut trips = vec![];
+    let alike = read(view, &node.output[0], &t.name, (t.axis, t.rank), &mut trips)?;
+    let counted = trips.into_iter().map(|l| (l, t.name.clone()));
+    flow.counted_loops.extend(counted);
+    let made = alike.into_iter().map(|(name, axis, rank)| super::Padded {
+        name,
+        axis,
+        rank,
+        coords: false,
+        spread: false,
+        dirty: true,
+        index: None,
+        count: t.count.clone(),
+    });
+    Some(made.collect())
+}
+
 /// `Shape(q)` -> `shape`, for `q` padded along `axis` of `rank`: the tensors padded alike it
 /// makes (`full_like(q)`, or `zeros(len(q), ...)`: ConstantOfShape), or `None` where a read is
-/// not one the capacity stands in for.
-pub(super) fn read(
+/// not one the capacity stands in for. A Loop whose trip count is the size itself
+/// (`for i in range(len(boxes))`, Keypoint R-CNN's heatmaps to keypoints) is added to `trips`:
+/// it gets the count, and so runs as the original's.
+fn read(
     view: &View,
     shape: &str,
     q: &str,
-    axis: usize,
-    rank: usize,
+    (axis, rank): (usize, usize),
+    trips: &mut Vec<String>,
 ) -> Option<Vec<Alike>> {
     if shape_of_self(view, shape, q) || shape_read_alike(view, shape, q) {
         return Some(vec![]);
@@ -36,7 +63,11 @@ pub(super) fn read(
         );
     }
     let count = super::rows::count_dim(view, q, axis)?;
-    let mut made = vec![];
+    let mut uses = SizeUses {
+        count: &count,
+        made: vec![],
+        trips,
+    };
     let sizes = view.index.readers_of(shape).iter().all(|&(r, slot)| {
         let node = &view.graph.node[r];
         let picks_axis = view.is_op(node, "Gather")
@@ -46,109 +77,129 @@ pub(super) fn read(
                 .const_ints(&node.input[1])
                 .is_some_and(|i| i.len() == 1 && i[0] == axis as i64);
         let at = (view.shapes.get(&node.output[0]).rank() == Some(1)).then_some(0);
-        picks_axis && used_as_size(view, &node.output[0], &count, at, &mut made, 0)
+        picks_axis && uses.used_as_size(view, &node.output[0], at, true, 0)
     });
-    sizes.then_some(made)
+    sizes.then_some(uses.made)
+}
+
+/// Where the padded axis's size is used: the tensors padded alike it makes (`made`), and the
+/// Loops it gives their trip count (`trips`, by first output).
+struct SizeUses<'a> {
+    count: &'a Dim,
+    made: Vec<Alike>,
+    trips: &'a mut Vec<String>,
 }
 
 /// `size` (the padded axis's size, or a sum or cast of it; at position `at` of a list of sizes
 /// when it is one) is used only as the size of data padded alike: a Reshape's shape, a Slice's
 /// end, or a ConstantOfShape's shape (`zeros(len(q), ...)`, padded alike along `at`: `made`).
-fn used_as_size(
-    view: &View,
-    size: &str,
-    count: &Dim,
-    at: Option<usize>,
-    made: &mut Vec<Alike>,
-    depth: usize,
-) -> bool {
-    if depth > MAX_STEPS {
-        return false;
-    }
-    let readers = view.index.readers_of(size);
-    !readers.is_empty()
-        && readers.iter().all(|&(r, slot)| {
-            let node = &view.graph.node[r];
-            let op = node.op_type.as_deref().unwrap_or("");
-            let data_alike = || {
-                let dims = view.shapes.get(&node.input[0]).dims;
-                dims.is_some_and(|d| d.contains(count))
-            };
-            if view.is_op(node, "TopK") {
-                return slot == 1 && data_alike();
-            }
-            if !view.is_op(node, op) || node.output.len() != 1 {
-                return false;
-            }
-            match op {
-                // `min(K, len(q))` (torchvision's `_topk_min`): k of a TopK of data padded
-                // alike, where the capacity stands in for the count as the TopK's count is
-                // min(count, k) (topk.rs).
-                "ReduceMin" | "Min" => {
-                    let others_fixed = node
-                        .input
-                        .iter()
-                        .enumerate()
-                        .all(|(i, n)| i == slot || view.const_ints(n).is_some());
-                    let list = op == "Min" || minimum_of_list(view, size);
-                    others_fixed && list && used_as_k(view, &node.output[0], count, depth + 1)
+impl SizeUses<'_> {
+    fn used_as_size(
+        &mut self,
+        view: &View,
+        size: &str,
+        at: Option<usize>,
+        exact: bool,
+        depth: usize,
+    ) -> bool {
+        if depth > MAX_STEPS {
+            return false;
+        }
+        let count = self.count;
+        let readers = view.index.readers_of(size);
+        !readers.is_empty()
+            && readers.iter().all(|&(r, slot)| {
+                let node = &view.graph.node[r];
+                let op = node.op_type.as_deref().unwrap_or("");
+                let data_alike = || {
+                    let dims = view.shapes.get(&node.input[0]).dims;
+                    dims.is_some_and(|d| d.contains(count))
+                };
+                if view.is_op(node, "TopK") {
+                    return slot == 1 && data_alike();
                 }
-                "Reshape" if slot == 1 => data_alike(),
-                "Expand" => slot == 1 && data_alike(),
-                // The list itself reshaped to a list, or TorchScript's expand of -1
-                // (`Where(sizes == -1, 1, sizes)`): still sizes, the count never -1.
-                "Reshape" | "Equal" | "Where" => {
-                    let fixed_rest =
-                        node.input.iter().enumerate().all(|(i, n)| {
+                // The size itself (no sum of it) as a Loop's trip count: the count stands there.
+                if view.is_op(node, "Loop") {
+                    let scalar = view.shapes.get(size).rank() == Some(0);
+                    if slot == 0 && exact && scalar && !node.output.is_empty() {
+                        self.trips.push(node.output[0].clone());
+                        return true;
+                    }
+                    return false;
+                }
+                if !view.is_op(node, op) || node.output.len() != 1 {
+                    return false;
+                }
+                match op {
+                    // `min(K, len(q))` (torchvision's `_topk_min`): k of a TopK of data padded
+                    // alike, where the capacity stands in for the count as the TopK's count is
+                    // min(count, k) (topk.rs).
+                    "ReduceMin" | "Min" => {
+                        let others_fixed = node
+                            .input
+                            .iter()
+                            .enumerate()
+                            .all(|(i, n)| i == slot || view.const_ints(n).is_some());
+                        let list = op == "Min" || minimum_of_list(view, size);
+                        others_fixed && list && used_as_k(view, &node.output[0], count, depth + 1)
+                    }
+                    "Reshape" if slot == 1 => data_alike(),
+                    "Expand" => slot == 1 && data_alike(),
+                    // The list itself reshaped to a list, or TorchScript's expand of -1
+                    // (`Where(sizes == -1, 1, sizes)`): still sizes, the count never -1.
+                    "Reshape" | "Equal" | "Where" => {
+                        let fixed_rest = node.input.iter().enumerate().all(|(i, n)| {
                             i == slot || view.const_ints(n).is_some() || op == "Where"
                         });
-                    let rank = view.shapes.get(&node.output[0]).rank();
-                    fixed_rest
-                        && rank == Some(1)
-                        && used_as_size(view, &node.output[0], count, at, made, depth + 1)
-                }
-                // `x[:len(boxes)]`: the end, from a start of 0 (the whole of the capacity).
-                "Slice" => {
-                    let from_zero = node
-                        .input
-                        .get(1)
-                        .and_then(|s| view.const_ints(s))
-                        .is_some_and(|s| s.iter().all(|&v| v == 0));
-                    slot == 2 && from_zero && data_alike()
-                }
-                "ConstantOfShape" => {
-                    let rank = view.shapes.get(&node.output[0]).rank();
-                    if let (Some(at), Some(rank)) = (at, rank) {
-                        made.push((node.output[0].clone(), at, rank));
+                        let rank = view.shapes.get(&node.output[0]).rank();
+                        fixed_rest
+                            && rank == Some(1)
+                            && self.used_as_size(view, &node.output[0], at, false, depth + 1)
                     }
-                    at.is_some()
+                    // `x[:len(boxes)]`: the end, from a start of 0 (the whole of the capacity).
+                    "Slice" => {
+                        let from_zero = node
+                            .input
+                            .get(1)
+                            .and_then(|s| view.const_ints(s))
+                            .is_some_and(|s| s.iter().all(|&v| v == 0));
+                        slot == 2 && from_zero && data_alike()
+                    }
+                    "ConstantOfShape" => {
+                        let rank = view.shapes.get(&node.output[0]).rank();
+                        if let (Some(at), Some(rank)) = (at, rank) {
+                            self.made.push((node.output[0].clone(), at, rank));
+                        }
+                        at.is_some()
+                    }
+                    "Unsqueeze" | "Squeeze" | "Cast" | "Identity" => {
+                        let rank = view.shapes.get(&node.output[0]).rank();
+                        let at = at.or((op == "Unsqueeze" && rank == Some(1)).then_some(0));
+                        slot == 0 && self.used_as_size(view, &node.output[0], at, exact, depth + 1)
+                    }
+                    // A size in a list of sizes, or the end of a split (`0 + len(boxes)`).
+                    "Concat" | "Add" => {
+                        let others_fixed = node
+                            .input
+                            .iter()
+                            .enumerate()
+                            .all(|(i, n)| i == slot || view.const_ints(n).is_some());
+                        // Its place in the list: the sizes before it.
+                        let before: Option<usize> = node.input[..slot]
+                            .iter()
+                            .map(|n| view.const_ints(n).map(|v| v.len()))
+                            .sum();
+                        let at = match op {
+                            "Concat" => at.zip(before).map(|(a, b)| a + b),
+                            _ => at,
+                        };
+                        others_fixed
+                            && self.used_as_size(view, &node.output[0], at, false, depth + 1)
+                    }
+                    _ => false,
                 }
-                "Unsqueeze" | "Squeeze" | "Cast" | "Identity" => {
-                    let rank = view.shapes.get(&node.output[0]).rank();
-                    let at = at.or((op == "Unsqueeze" && rank == Some(1)).then_some(0));
-                    slot == 0 && used_as_size(view, &node.output[0], count, at, made, depth + 1)
-                }
-                // A size in a list of sizes, or the end of a split (`0 + len(boxes)`).
-                "Concat" | "Add" => {
-                    let others_fixed = node
-                        .input
-                        .iter()
-                        .enumerate()
-                        .all(|(i, n)| i == slot || view.const_ints(n).is_some());
-                    // Its place in the list: the sizes before it.
-                    let before: Option<usize> = node.input[..slot]
-                        .iter()
-                        .map(|n| view.const_ints(n).map(|v| v.len()))
-                        .sum();
-                    let at = match op {
-                        "Concat" => at.zip(before).map(|(a, b)| a + b),
-                        _ => at,
-                    };
-                    others_fixed && used_as_size(view, &node.output[0], count, at, made, depth + 1)
-                }
-                _ => false,
-            }
-        })
+            })
+    }
 }
 
 /// True when `list` (a ReduceMin's input) is a Concat of sizes with every other part a constant:
