@@ -38,25 +38,17 @@ EXPORTS = exports.exports()
 ENGINES = {"onnxruntime": run_ort, "openvino": run_openvino, "iree": run_iree}
 
 # (op, reason): count of nonzero's left_nodes, per export that stays partly dynamic.
-# NMS over boxes whose number is not fixed (a selection's): the fixed-shape form needs it fixed.
-NMS = ("NonMaxSuppression", "shape-not-fixed")
-# Keypoint and Mask R-CNN's second NMS: its detections reach the keypoint and mask heads' shape
-# reads, which padding does not follow yet.
-NMS_UNSAFE = ("NonMaxSuppression", "padding-unsafe")
 UNSAFE, NOT_FIXED = ("NonZero", "padding-unsafe"), ("NonZero", "shape-not-fixed")
 VALUE_SHAPE = "value-dependent-shape"
 STAYS_DYNAMIC = {
-    # torchvision, with the shape arithmetic folded (the resized, padded image's size, each
-    # level's TopK k): what is left reads selections row-wise past what padding-safe readers
-    # cover (RetinaNet's and FCOS's per-level TopK on a count now takes the padding, and each
-    # level's two NonZeros of one mask are one; the Concat of the levels, each its own
-    # selection, stops them, and their TopKs stay with them: value-dependent-shape), masks whose
-    # length comes after NMS or a selection (shape-not-fixed), and NonMaxSuppression (in an If's
-    # else branch) over such a selection's boxes. Faster R-CNN is fully static; Keypoint and Mask R-CNN up to their second
-    # NMS, whose detections reach the keypoint and mask heads' shape reads.
+    # torchvision: every detector's NonZeros and NMS are static (shape arithmetic folded, TopK on
+    # a count, levels rejoined, the NMS fixed-shape). Keypoint and Mask R-CNN are static up to
+    # the Loop that turns each detection's heatmaps into keypoints or pastes its mask (a
+    # counted loop): the reads cut to the count for its body, and the Resize to each box's size
+    # (with the paste's Slices and ConstantOfShapes) in it, stay dynamic (docs/static.md).
     "real/keypoint_rcnn_ts17.onnx": {("Slice", VALUE_SHAPE): 7, ("Resize", VALUE_SHAPE): 1},
-    "real/mask_rcnn_ts17.onnx": {NOT_FIXED: 2, NMS_UNSAFE: 1, ("Resize", VALUE_SHAPE): 1,
-                                 ("Slice", VALUE_SHAPE): 2, ("ConstantOfShape", VALUE_SHAPE): 4},
+    "real/mask_rcnn_ts17.onnx": {("Slice", VALUE_SHAPE): 4, ("ConstantOfShape", VALUE_SHAPE): 4,
+                                 ("Resize", VALUE_SHAPE): 1},
     # transformers: sizes computed from values (longformer's and VITS's Range, Slice, ...). BART's
     # eos rows (a Reshape into equal groups, the last of each) are static.
     "real/longformer_ts17.onnx": {UNSAFE: 1, NOT_FIXED: 2, ("ConstantOfShape", VALUE_SHAPE): 6,

@@ -1,7 +1,8 @@
 //! A Gather of data of fixed sizes at padded integer values (the flow's `masked_indices`): the
 //! padding's values are whatever row-wise work made of them (a TopK's picks past its count,
 //! divided into anchor indices), so the indices are read as 0 there, a valid index of any
-//! non-empty axis, and the rows gathered there are padding.
+//! non-empty axis, and the rows gathered there are padding. A Gather of padded data at such
+//! indices (the flow's `row_picks`) also reads a negative index from the data's count.
 
 use crate::compact::{padding_like, Compacted};
 use crate::emit::Emitter;
@@ -45,6 +46,43 @@ impl StaticPass<'_> {
                     describe(&gather)
                 ))
             })?;
+            replace(graph, at, e);
+        }
+        Ok(())
+    }
+}
+
+impl StaticPass<'_> {
+    /// Each pick of padded rows at padded indices: a negative index counts from the data's
+    /// count, as in the original, and the padding reads index 0.
+    pub(super) fn emit_row_picks(
+        &mut self,
+        graph: &mut GraphProto,
+        scope: &Scope,
+        flow: &Flow,
+        compacted: &Compacted,
+    ) -> Result<(), StaticError> {
+        let int64 = nonzero_proto::onnx::tensor_proto::DataType::Int64 as i32;
+        for pick in &flow.row_picks {
+            let Some(at) = graph
+                .node
+                .iter()
+                .position(|n| n.output.first() == Some(&pick.output))
+            else {
+                continue;
+            };
+            let mut gather = graph.node[at].clone();
+            let mut e = Emitter::new(graph, scope, &describe(&gather));
+            let data = compacted.derived(&mut e, flow.counts.get(&pick.data));
+            let indices = compacted.derived(&mut e, flow.counts.get(&pick.indices));
+            let zero = e.scalar(0);
+            let negative = e.binary("Less", &gather.input[1], &zero);
+            let from_end = e.binary("Add", &gather.input[1], &data.count);
+            let index = e.where_(&negative, &from_end, &gather.input[1]);
+            gather.input[1] = index;
+            let dims = [indices.capacity];
+            let read = emit(&mut e, &gather, &indices, 0, &dims, int64);
+            read.ok_or_else(|| StaticError::Refused(format!("Gather {}", describe(&gather))))?;
             replace(graph, at, e);
         }
         Ok(())

@@ -216,6 +216,7 @@ impl StaticPass<'_> {
             self.known.remove(out);
         }
         self.emit_masked_indices(graph, scope, flow, compacted)?;
+        self.emit_row_picks(graph, scope, flow, compacted)?;
         self.cut_rejoined(graph, scope, flow, compacted);
         self.cut_whole_splits(graph, scope, flow, compacted)?;
         self.count_loops(graph, scope, flow, compacted);

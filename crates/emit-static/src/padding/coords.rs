@@ -65,3 +65,31 @@ pub(super) fn gather_column(view: &View, node: &NodeProto) -> Option<(usize, usi
     }
     Some((axis as usize, rank as usize))
 }
+
+/// `Gather(t, indices, axis)` of padded values `t`: `Ok(None)` along the padded axis (the
+/// indices must be a second selection's coordinates: [`super::Flow::check_selected_by`]);
+/// `Ok(Some((axis, rank)))` of the output along another axis, where fixed-shape indices pick
+/// within each row; `Err` where the indices' shape is not fixed.
+pub(super) fn values_gather(
+    view: &View,
+    node: &NodeProto,
+    t: &super::Padded,
+) -> Result<Option<(usize, usize)>, ()> {
+    let axis = crate::graph::int_attr(node, "axis")
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+    let axis = if axis < 0 { axis + t.rank as i64 } else { axis } as usize;
+    if axis == t.axis {
+        return Ok(None);
+    }
+    let index_rank = super::static_dims(view.shapes, &node.input[1])
+        .ok_or(())?
+        .len();
+    let padded = if axis < t.axis {
+        t.axis - 1 + index_rank
+    } else {
+        t.axis
+    };
+    Ok(Some((padded, t.rank - 1 + index_rank)))
+}

@@ -92,6 +92,16 @@ pub struct Flow {
     /// (padded tensor, Loop, padded axis) of each padded tensor a counted Loop's body reads:
     /// the body reads it cut to its count, the original's rows.
     pub loop_cuts: Vec<(String, String, usize)>,
+    /// (tensor, axis) that a Slice cuts to a size read from this selection's rows, taken to
+    /// be padded alike: checked at the end of the flow ([`Flow::check_sized_alike`]).
+    pub sized_alike: Vec<(String, usize)>,
+    /// Slices (by output) that a shape read of this selection's rows sizes: each cuts data
+    /// padded alike to the capacity, so its output is that data.
+    pub sized_slices: Vec<String>,
+    /// Slices (by output) the flow followed as such cuts: each must be one of `sized_slices`.
+    pub cut_to_size: Vec<String>,
+    /// Rows of padded data picked at padded indices ([`super::RowPick`]).
+    pub row_picks: Vec<super::RowPick>,
     /// Every tensor padded by the selection (what a test of its size would read).
     pub padded: std::collections::HashSet<String>,
 }
@@ -139,6 +149,29 @@ impl Flow {
         let outputs = readers.flat_map(|&(r, _)| &view.graph.node[r].output);
         for reached in std::iter::once(&name.to_string()).chain(outputs) {
             self.counts.insert(reached.clone(), count.to_vec());
+        }
+    }
+
+    /// Each tensor cut to a size read from this selection's rows must be padded by it along
+    /// that axis (`axes`: every padded tensor's padded axis).
+    pub(super) fn check_sized_alike(
+        &self,
+        axes: &std::collections::HashMap<String, usize>,
+    ) -> Result<(), String> {
+        if let Some(cut) = self
+            .cut_to_size
+            .iter()
+            .find(|c| !self.sized_slices.contains(c))
+        {
+            return Err(format!(
+                "Slice -> {cut} cuts padded rows to a size that is not this selection's (not padding-safe)"
+            ));
+        }
+        match self.sized_alike.iter().find(|(t, a)| axes.get(t) != Some(a)) {
+            Some((tensor, axis)) => Err(format!(
+                "{tensor} is cut along axis {axis} to the size of this selection's rows, but is not padded by it there (not padding-safe)"
+            )),
+            None => Ok(()),
         }
     }
 
@@ -239,6 +272,9 @@ impl Flow {
             let nested = crate::trace::trace(view, &indices).filter(|t| t.mask_rank == 1);
             let first = nested.as_ref().and_then(|t| t.chain.first());
             let kept = kept_by(view, &indices).is_some_and(|nms| self.nms.contains(&nms));
+            if self.picks_at(&indices) {
+                continue;
+            }
             if !kept && !first.is_some_and(|nonzero| self.nested.contains(nonzero)) {
                 return Err(format!(
                     "Gather {gather} reads padded rows at {indices}, which are not the coordinates of a selection over them (not padding-safe)"

@@ -12,6 +12,7 @@ mod coords;
 mod flow;
 mod index;
 mod joins;
+mod picks;
 mod regroup;
 mod rows;
 mod shapes;
@@ -21,6 +22,7 @@ mod steps;
 mod topk;
 
 pub use flow::{CountStep, Flow, GatherKind, MaskedIndex, Reduction, Regrouped, TopK};
+pub use picks::RowPick;
 pub use split::WholeSplit;
 use std::collections::HashSet;
 use steps::{column_step, shape_of_self, width_one, BINARY, BOOL, INT64, ROW_OPS, UNARY};
@@ -92,11 +94,13 @@ fn follow_from(
     let mut nms_reads: Vec<(String, usize)> = vec![];
     let mut tk_reads = vec![];
     let mut loop_reads = vec![];
+    let mut padded_axes = std::collections::HashMap::new();
     loop {
         while let Some(t) = todo.pop() {
             if !seen.insert(t.name.clone()) {
                 continue;
             }
+            padded_axes.insert(t.name.clone(), t.axis);
             if view.index.graph_outputs.contains(&t.name) {
                 if t.spread {
                     return Err(format!(
@@ -171,10 +175,19 @@ fn follow_from(
                     flow.regrouped.push(pick);
                     continue;
                 }
+                if steps::cut_to_read_size(view, node, slot, &t) {
+                    flow.cut_to_size.push(node.output[0].clone());
+                    todo.push(step(t.axis, t.rank, t.coords));
+                    continue;
+                }
                 match topk::visit(view, node, slot, &t, &mut flow, &mut tk_reads, &mut todo) {
                     Some(true) => continue,
                     Some(false) => return refuse(),
                     None => {}
+                }
+                if let Some(picked) = picks::visit(view, node, slot, &t, &mut flow) {
+                    todo.push(picked);
+                    continue;
                 }
                 match rows::row_work(view, node, op, slot, &t, count.as_ref()) {
                     rows::Next::Push(next) => {
@@ -237,29 +250,14 @@ fn follow_from(
                     {
                         flow.nested.push(node.output[0].clone());
                     }
-                    // One index of a constant along another axis of values: the padding stays.
-                    // Along the padded axis, indices that are the coordinates of a second selection
-                    // over these rows (checked below) read real rows only; that selection's own
-                    // compaction pads the result.
+                    // Gathers of values: along the padded axis at a second selection's
+                    // coordinates (checked at the end), along another within each row.
                     "Gather" if !t.coords && slot == 0 && node.input.len() == 2 => {
-                        let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
-                        let axis = if axis < 0 { axis + t.rank as i64 } else { axis } as usize;
-                        if axis == t.axis {
-                            selected_by.push((node.input[1].clone(), describe(node)));
-                            continue;
+                        match coords::values_gather(view, node, &t) {
+                            Ok(Some((axis, rank))) => todo.push(step(axis, rank, false)),
+                            Ok(None) => selected_by.push((node.input[1].clone(), describe(node))),
+                            Err(()) => return refuse(),
                         }
-                        // Along another axis, indices of a fixed shape pick within each row.
-                        let Some(index_rank) =
-                            static_dims(view.shapes, &node.input[1]).map(|d| d.len())
-                        else {
-                            return refuse();
-                        };
-                        let padded = if axis < t.axis {
-                            t.axis - 1 + index_rank
-                        } else {
-                            t.axis
-                        };
-                        todo.push(step(padded, t.rank - 1 + index_rank, false));
                     }
                     // GatherND of padded rows at a second selection's coordinates, as Gather above.
                     "GatherND"
@@ -368,7 +366,8 @@ fn follow_from(
                         })
                     }
                     _ if (BINARY.contains(&op) || op == "Where") && !t.coords => {
-                        if !steps::binary_row_wise(view, node, op, slot, &t) {
+                        let alike = &mut flow.sized_alike;
+                        if !steps::binary_row_wise(view, node, (op, slot), &t, alike) {
                             return refuse();
                         }
                         // The padding holds f(0, v) now: a graph output is padded again.
@@ -390,6 +389,8 @@ fn follow_from(
     flow.check_nms(nms_reads)?;
     flow.check_topk(tk_reads)?;
     flow.check_loop_reads(loop_reads)?;
+    flow.check_sized_alike(&padded_axes)?;
+    flow.finish_picks();
     flow.check_writes(scatter_updates, scatter_indices, &scatter_data)?;
     flow.check_selected_by(view, selected_by)?;
     flow.padded = seen;

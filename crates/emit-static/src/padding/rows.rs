@@ -207,17 +207,6 @@ pub(super) fn row_work(
         "RoiAlign" if matches!(slot, 1 | 2) && !t.coords && t.axis == 0 => {
             next(0, 4, false, false, true)
         }
-        // Flatten after the rows (axis >= 1 of rows first): each row its own.
-        "Flatten" if slot == 0 && !t.coords && t.axis == 0 => {
-            let axis = crate::graph::int_attr(node, "axis")
-                .ok()
-                .flatten()
-                .unwrap_or(1);
-            match crate::infer::axis_in(axis, t.rank + 1) {
-                Some(a) if a >= 1 => next(0, 2, false, false, t.dirty),
-                _ => Next::Refuse,
-            }
-        }
         // Clip to fixed bounds (scalars, or none): elementwise; f(0) may not be the fill.
         "Clip" if slot == 0 && !t.coords => {
             let fixed = node.input[1..].iter().all(|b| {

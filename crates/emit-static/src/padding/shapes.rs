@@ -21,10 +21,12 @@ pub(super) fn visit(
     t: &super::Padded,
     flow: &mut super::Flow,
 ) -> Option<Vec<super::Padded>> {
-    let mut trips = vec![];
-    let alike = read(view, &node.output[0], &t.name, (t.axis, t.rank), &mut trips)?;
+    let (mut trips, mut sized) = (vec![], vec![]);
+    let uses = (&mut trips, &mut sized, &mut flow.sized_slices);
+    let alike = read(view, &node.output[0], &t.name, (t.axis, t.rank), uses)?;
     let counted = trips.into_iter().map(|l| (l, t.name.clone()));
     flow.counted_loops.extend(counted);
+    flow.sized_alike.extend(sized);
     let made = alike.into_iter().map(|(name, axis, rank)| super::Padded {
         name,
         axis,
@@ -48,7 +50,11 @@ fn read(
     shape: &str,
     q: &str,
     (axis, rank): (usize, usize),
-    trips: &mut Vec<String>,
+    (trips, alike, sliced): (
+        &mut Vec<String>,
+        &mut Vec<(String, usize)>,
+        &mut Vec<String>,
+    ),
 ) -> Option<Vec<Alike>> {
     if shape_of_self(view, shape, q) || shape_read_alike(view, shape, q) {
         return Some(vec![]);
@@ -67,19 +73,32 @@ fn read(
         count: &count,
         made: vec![],
         trips,
+        alike: vec![],
+        sized_slices: vec![],
     };
     let sizes = view.index.readers_of(shape).iter().all(|&(r, slot)| {
         let node = &view.graph.node[r];
-        let picks_axis = view.is_op(node, "Gather")
-            && slot == 0
-            && node.input.len() == 2
-            && view
-                .const_ints(&node.input[1])
-                .is_some_and(|i| i.len() == 1 && i[0] == axis as i64);
+        let picked = (view.is_op(node, "Gather") && slot == 0 && node.input.len() == 2)
+            .then(|| view.const_ints(&node.input[1]))
+            .flatten()
+            .filter(|i| i.len() == 1)
+            .and_then(|i| crate::infer::axis_in(i[0], rank));
+        // Another axis's size is fixed: the same in the original, whatever reads it.
+        if picked.is_some_and(|p| p != axis && q_dim_fixed(view, q, p)) {
+            return true;
+        }
         let at = (view.shapes.get(&node.output[0]).rank() == Some(1)).then_some(0);
-        picks_axis && uses.used_as_size(view, &node.output[0], at, true, 0)
+        picked == Some(axis) && uses.used_as_size(view, &node.output[0], at, true, 0)
     });
+    alike.append(&mut uses.alike);
+    sliced.append(&mut uses.sized_slices);
     sizes.then_some(uses.made)
+}
+
+/// True when axis `at` of `q` has a fixed size.
+fn q_dim_fixed(view: &View, q: &str, at: usize) -> bool {
+    let dims = view.shapes.get(q).dims;
+    dims.is_some_and(|d| d.get(at).and_then(Dim::as_static).is_some())
 }
 
 /// Where the padded axis's size is used: the tensors padded alike it makes (`made`), and the
@@ -88,6 +107,10 @@ struct SizeUses<'a> {
     count: &'a Dim,
     made: Vec<Alike>,
     trips: &'a mut Vec<String>,
+    /// (tensor, axis) taken to be padded alike: the flow must pad each along that axis.
+    alike: Vec<(String, usize)>,
+    /// The Slices (by output) cutting such a tensor to this size: the capacity's.
+    sized_slices: Vec<String>,
 }
 
 /// `size` (the padded axis's size, or a sum or cast of it; at position `at` of a list of sizes
@@ -163,7 +186,37 @@ impl SizeUses<'_> {
                             .get(1)
                             .and_then(|s| view.const_ints(s))
                             .is_some_and(|s| s.iter().all(|&v| v == 0));
+                        // Data whose size there is not the count's by name (a shape computed from
+                        // the selection's rows) is padded alike if the flow pads it (checked at
+                        // the end: `alike`).
+                        let axes = node.input.get(3).and_then(|a| view.const_ints(a));
+                        let axis = match axes.as_deref() {
+                            Some([a]) => view
+                                .shapes
+                                .get(&node.input[0])
+                                .rank()
+                                .and_then(|r| crate::infer::axis_in(*a, r)),
+                            None => Some(0),
+                            _ => None,
+                        };
+                        let deferred = !data_alike() && axis.is_some() && at.is_some();
+                        if slot == 2 && from_zero && deferred {
+                            let axis = axis.unwrap_or(0);
+                            self.alike.push((node.input[0].clone(), axis));
+                            self.sized_slices.push(node.output[0].clone());
+                            return true;
+                        }
                         slot == 2 && from_zero && data_alike()
+                    }
+                    // `arange(len(q))` (torchvision's `mask_probs[arange(N), labels]`): 0, 1, ...
+                    // along the padded axis, the padding's values past the count.
+                    "Range" if slot == 1 && exact => {
+                        let from_zero = view.const_ints(&node.input[0]) == Some(vec![0]);
+                        let by_one = view.const_ints(&node.input[2]) == Some(vec![1]);
+                        if from_zero && by_one {
+                            self.made.push((node.output[0].clone(), 0, 1));
+                        }
+                        from_zero && by_one
                     }
                     "ConstantOfShape" => {
                         let rank = view.shapes.get(&node.output[0]).rank();

@@ -19,7 +19,8 @@ const PER_ITEM: &[&str] = &[
 ];
 
 /// `node` reading the padded `t` along its batch axis (0) in slot 0: the next padded tensor,
-/// or `None` where this is not such work.
+/// or `None` where this is not such work. Flatten takes any rank of 2 or more; the others need
+/// maps (rank 3 or more).
 pub(super) fn batch_work(
     view: &View,
     node: &NodeProto,
@@ -27,10 +28,13 @@ pub(super) fn batch_work(
     slot: usize,
     t: &Padded,
 ) -> Option<Next> {
-    if slot != 0 || t.coords || t.axis != 0 || t.rank < 3 || node.output.len() != 1 {
+    if slot != 0 || t.coords || t.axis != 0 || t.rank < 2 || node.output.len() != 1 {
         return None;
     }
     let fixed = |name: &String| name.is_empty() || super::static_dims(view.shapes, name).is_some();
+    if (PER_ITEM.contains(&op) || matches!(op, "Resize" | "Pad")) && t.rank < 3 {
+        return Some(Next::Refuse);
+    }
     if PER_ITEM.contains(&op) {
         // Weights and bias of fixed shapes: a padded operand there would mix rows.
         return Some(if node.input[1..].iter().all(fixed) {
@@ -39,7 +43,69 @@ pub(super) fn batch_work(
             Next::Refuse
         });
     }
-    (op == "Resize").then(|| resized(view, node, t))
+    match op {
+        "Resize" => Some(resized(view, node, t)),
+        "Pad" => Some(padded_maps(view, node, t)),
+        "Flatten" => Some(flattened(view, node, t)),
+        _ => None,
+    }
+}
+
+/// Pad by constant pads that leave the batch axis alone (a mask's one-pixel border before the
+/// paste): each map padded alone.
+fn padded_maps(view: &View, node: &NodeProto, t: &Padded) -> Next {
+    let pads = node.input.get(1).and_then(|p| {
+        let values = view.shapes.values(p)?;
+        values
+            .iter()
+            .map(|v| v.as_static())
+            .collect::<Option<Vec<i64>>>()
+    });
+    let axes = node.input.get(3).filter(|n| !n.is_empty());
+    let value_fixed = node
+        .input
+        .get(2)
+        .is_none_or(|v| v.is_empty() || super::static_dims(view.shapes, v).is_some());
+    match pads {
+        Some(p)
+            if p.len() == 2 * t.rank
+                && p[0] == 0
+                && p[t.rank] == 0
+                && axes.is_none()
+                && value_fixed =>
+        {
+            push(0, t.rank, false, false, true, None)
+        }
+        _ => Next::Refuse,
+    }
+}
+
+/// Flatten of a batch of maps: at axis 1 each map is a row; at axis a > 1 each map becomes as
+/// many rows as its first a - 1 sizes hold (`[N, K, H, W]` to `[N * K, H * W]`: the count
+/// times K, [`super::CountStep::Scale`]).
+fn flattened(view: &View, node: &NodeProto, t: &Padded) -> Next {
+    let axis = crate::graph::int_attr(node, "axis")
+        .ok()
+        .flatten()
+        .unwrap_or(1);
+    let dims = view.shapes.get(&t.name).dims.unwrap_or_default();
+    let Some(at) = crate::infer::axis_in(axis, t.rank + 1).filter(|&a| a >= 1) else {
+        return Next::Refuse;
+    };
+    let rows: Option<Vec<i64>> = dims
+        .get(1..at)
+        .and_then(|d| d.iter().map(|x| x.as_static()).collect());
+    match rows.and_then(|r| nonzero_rewrite_analysis::dims::checked_numel(&r)) {
+        Some(1) => push(0, 2, false, false, t.dirty, None),
+        Some(k) if k > 1 => match push(0, 2, false, false, t.dirty, None) {
+            Next::Push(mut p) => {
+                p.count = vec![super::CountStep::Scale(k)];
+                Next::Push(p)
+            }
+            other => other,
+        },
+        _ => Next::Refuse,
+    }
 }
 
 /// Resize by constant scales that keep the batch axis (scale 1): each map resized alone. Sizes

@@ -220,9 +220,9 @@ pub(super) fn reduction(
 pub(super) fn binary_row_wise(
     view: &View,
     node: &NodeProto,
-    op: &str,
-    slot: usize,
+    (op, slot): (&str, usize),
     t: &super::Padded,
+    alike: &mut Vec<(String, usize)>,
 ) -> bool {
     // Where(c, x, y): every other operand padded alike or not varying along the padded axis.
     if op == "Where" {
@@ -245,9 +245,32 @@ pub(super) fn binary_row_wise(
     if own.is_some() && view.shapes.get(other).dims == own && !divides {
         return true;
     }
+    // Sizes alike but for the padded axis's name (a size computed from the selection's rows,
+    // `labels + arange(len(logits)) * K`): padded alike if the flow pads it there (`alike`,
+    // checked at the end).
+    if !divides && alike_but_named(view, other, t) {
+        alike.push((other.clone(), t.axis));
+        return true;
+    }
     super::static_dims(view.shapes, other).is_some()
         && operand_row_wise(view, other, t)
         && !(divides && slot == 1)
+}
+
+/// True when `other` has `t`'s rank and fixed sizes, and a size not fixed on the padded axis.
+fn alike_but_named(view: &View, other: &str, t: &super::Padded) -> bool {
+    let (Some(own), Some(theirs)) = (view.shapes.get(&t.name).dims, view.shapes.get(other).dims)
+    else {
+        return false;
+    };
+    own.len() == theirs.len()
+        && own.iter().zip(&theirs).enumerate().all(|(i, (a, b))| {
+            if i == t.axis {
+                b.as_static().is_none()
+            } else {
+                a.as_static().is_some() && a == b
+            }
+        })
 }
 
 /// An operand beside the padded `t`: padded alike (the same sizes, the selection's count among
@@ -280,4 +303,31 @@ pub(super) fn transposed_axis(node: &NodeProto, axis: usize, rank: usize) -> Opt
         .flatten()
         .unwrap_or_else(|| (0..rank as i64).rev().collect());
     perm.iter().position(|&p| p == axis as i64)
+}
+
+/// `Slice(p, [0], [end], [axis])` along the padded axis with an `end` that is one size not
+/// fixed: a size read from a selection's rows, which the flow must show is this one's
+/// ([`super::Flow::cut_to_size`]): then the cut keeps every padded row.
+pub(super) fn cut_to_read_size(
+    view: &View,
+    node: &NodeProto,
+    slot: usize,
+    t: &super::Padded,
+) -> bool {
+    if slot != 0 || t.coords || node.input.len() < 4 || !view.is_op(node, "Slice") {
+        return false;
+    }
+    let along = view
+        .const_ints(&node.input[3])
+        .is_some_and(|a| a.len() == 1 && crate::infer::axis_in(a[0], t.rank) == Some(t.axis));
+    let from_zero = view.const_ints(&node.input[1]).is_some_and(|s| s == [0]);
+    let by_one = node
+        .input
+        .get(4)
+        .is_none_or(|s| s.is_empty() || view.const_ints(s) == Some(vec![1]));
+    let end = view.shapes.values(&node.input[2]);
+    // Its own count's size is rows.rs's cut (`x[0:len(x)]`); another is checked later.
+    let own = super::rows::count_dim(view, &t.name, t.axis);
+    let read = matches!(end, Some([d]) if d.as_static().is_none() && Some(d) != own.as_ref());
+    along && from_zero && by_one && read
 }

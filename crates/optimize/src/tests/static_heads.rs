@@ -163,3 +163,50 @@ fn a_loop_once_per_map_gets_the_count_as_its_trip_count() {
         .expect("the cut");
     assert_eq!((cut.op_type(), cut.input[0].as_str()), ("Slice", "maps"));
 }
+
+#[test]
+fn a_pad_of_each_map_keeps_rows_and_a_pad_of_the_batch_does_not() {
+    for (pads, rows) in [
+        ([0, 0, 1, 1, 0, 0, 1, 1], true),
+        ([1, 0, 0, 0, 0, 0, 0, 0], false),
+    ] {
+        let head = vec![node("Pad", &["maps", "pads"], &["y"], vec![])];
+        let mut options = static_options(&[]);
+        options.allow_dynamic = true;
+        let bytes = selected_maps(head, vec![int64s("pads", &pads)]);
+        let (_, report) = optimize_with(&bytes, &options).expect("static");
+        assert_eq!(report.left.is_empty(), rows, "{pads:?}: {:?}", report.left);
+        if !rows {
+            assert!(
+                report.left[0].detail.contains("Pad"),
+                "{}",
+                report.left[0].detail
+            );
+        }
+    }
+}
+
+#[test]
+fn maps_picked_at_indices_of_another_selection_stay_dynamic() {
+    // `x[m][arange(len) * 2 + c]` with `c` selected by a second mask: not this selection's rows.
+    let head = vec![
+        node("Flatten", &["maps"], &["flat"], vec![int("axis", 2)]),
+        node("NonZero", &["m2"], &["c2"], vec![]),
+        node("Reshape", &["c2", "minus_one"], &["c"], vec![]),
+        node("Gather", &["flat", "c"], &["y"], vec![int("axis", 0)]),
+    ];
+    let mut bytes_model =
+        ModelProto::decode(selected_maps(head, vec![int64s("minus_one", &[-1])]).as_slice())
+            .unwrap();
+    let g = bytes_model.graph.as_mut().unwrap();
+    g.input.push(value("m2", DataType::Bool, Some(&["6"])));
+    let mut options = static_options(&[]);
+    options.allow_dynamic = true;
+    let (_, report) = optimize_with(&bytes_model.encode_to_vec(), &options).expect("static");
+    let left: Vec<&str> = report.left.iter().map(|l| l.detail.as_str()).collect();
+    assert!(
+        left.iter()
+            .any(|d| d.contains("Gather_y") && d.contains("not the coordinates")),
+        "{left:?}"
+    );
+}
