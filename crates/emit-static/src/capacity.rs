@@ -12,7 +12,7 @@ use crate::StaticError;
 use nonzero_proto::onnx::GraphProto;
 use nonzero_rewrite_analysis::dims::{checked_numel, MAX_PADDED_ELEMENTS};
 use nonzero_rewrite_analysis::findings::Reason;
-use nonzero_rewrite_graph::indexed::remove_dead;
+use std::collections::HashSet;
 
 impl StaticPass<'_> {
     /// Compaction of every NonZero whose padding stays on padding-safe readers.
@@ -86,7 +86,7 @@ impl StaticPass<'_> {
                     continue;
                 }
             }
-            let (dims, mask_type, flow, sinks) = match plan {
+            let first = match plan {
                 Ok(plan) => plan,
                 Err(why) => {
                     self.known.insert(output, why);
@@ -94,6 +94,50 @@ impl StaticPass<'_> {
                     continue;
                 }
             };
+            // The NonZeros right after it whose plans on these shapes touch nothing this one's
+            // (or another of the batch's) does are compacted too before shapes are computed
+            // again: each would be planned alike on the new shapes (SSDlite's 90 classes).
+            let mut taken = region(&view, &mask, &output, &first.2);
+            let mut batch = vec![(mask, output, first)];
+            for later in graph.node[at + 1..].iter().filter(|n| {
+                is_onnx_op(n, "NonZero")
+                    && n.input.len() == 1
+                    && !self.known.contains_key(&n.output[0])
+            }) {
+                let (mask, output) = (later.input[0].clone(), later.output[0].clone());
+                let Ok(plan) = self::plan(&view, scope, &mask, &output) else {
+                    break;
+                };
+                let touched = region(&view, &mask, &output, &plan.2);
+                if !touched.is_disjoint(&taken) {
+                    break;
+                }
+                taken.extend(touched);
+                batch.push((mask, output, plan));
+            }
+            for (mask, output, plan) in batch {
+                self.compact_planned(graph, scope, mask, output, plan)?;
+            }
+            self.remove_unread(graph);
+        }
+    }
+
+    /// Compacts the NonZero writing `output` of `mask` as `plan` says, and rewrites the sinks.
+    fn compact_planned(
+        &mut self,
+        graph: &mut GraphProto,
+        scope: &Scope,
+        mask: String,
+        output: String,
+        (dims, mask_type, flow, sinks): Plan,
+    ) -> Result<(), StaticError> {
+        let at = graph
+            .node
+            .iter()
+            .position(|n| n.output.first() == Some(&output))
+            .expect("a planned NonZero is still there");
+        let node = &graph.node[at];
+        {
             let capacity = self.capacity_for(&flow.outputs)?;
             padded_within_limit(&describe(node), &mask, &dims, capacity, &sinks.gathers)?;
             let mut e = Emitter::new(graph, scope, &describe(node));
@@ -106,7 +150,7 @@ impl StaticPass<'_> {
                         format!("{mask}: no zero of its type (strings)"),
                     ),
                 );
-                continue;
+                return Ok(());
             };
             let compacted_node = describe(node);
             let line = format!(
@@ -117,7 +161,7 @@ impl StaticPass<'_> {
                 compact::outputs_text(&flow)
             );
             let inputs = replace(graph, at, e);
-            self.report.removed_nodes += remove_dead(graph, inputs);
+            self.dead.extend(inputs);
             self.emit_sinks(graph, scope, &flow, sinks, &compacted)?;
             self.summary
                 .rewrites
@@ -128,6 +172,7 @@ impl StaticPass<'_> {
                 compacted.capacity,
             ));
         }
+        Ok(())
     }
 
     /// The capacity of a selection whose padding reaches the graph outputs `outputs`: the one
@@ -183,6 +228,28 @@ fn plan(view: &View, scope: &Scope, mask: &str, output: &str) -> Result<Plan, (R
     }
     let sinks = sinks::plan(view, &flow)?;
     Ok((dims, mask_type, flow, sinks))
+}
+
+/// What compacting a NonZero as `flow` says may change: its mask and output, every tensor it
+/// pads, and the outputs of their readers, whose nodes the sinks rewrite (but a Concat that
+/// rejoins lists: each list's cut is its own input there). The other inputs of those readers
+/// are read, not changed.
+fn region(view: &View, mask: &str, output: &str, flow: &padding::Flow) -> HashSet<String> {
+    let mut touched: HashSet<String> = flow.padded.clone();
+    touched.extend([mask.to_string(), output.to_string()]);
+    for name in &flow.padded {
+        for &(r, _) in view.index.readers_of(name) {
+            let reader = &view.graph.node[r];
+            let rejoins = flow
+                .rejoined
+                .iter()
+                .any(|(concat, _, _)| reader.output.first() == Some(concat));
+            if !rejoins {
+                touched.extend(reader.output.iter().filter(|n| !n.is_empty()).cloned());
+            }
+        }
+    }
+    touched
 }
 
 /// Refuses a compaction whose padded tensors (the coordinates, each gather of them) would hold

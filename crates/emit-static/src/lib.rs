@@ -186,6 +186,7 @@ pub fn run(
         summary: &mut summary,
         known: HashMap::new(),
         rejoined: HashMap::new(),
+        dead: HashSet::new(),
         report,
     };
     let no_names = HashSet::new();
@@ -227,6 +228,9 @@ struct StaticPass<'r> {
     /// Each padded input cut to its count at a Concat ([`rejoin`]), by the cut's name: which
     /// selection and count it has, so that Concats of the same lists share one selection.
     rejoined: HashMap<String, String>,
+    /// Tensors whose producers the sinks may have left unread: removed together once the
+    /// sinks are written ([`StaticPass::remove_unread`]), not one graph index per sink.
+    dead: HashSet<String>,
     report: &'r mut Tally,
 }
 

@@ -129,7 +129,7 @@ impl StaticPass<'_> {
                 )));
             }
             let inputs = replace(graph, g, e);
-            self.report.removed_nodes += remove_dead(graph, inputs);
+            self.dead.extend(inputs);
         }
         for (reduction, sizes, data_type) in reductions {
             let at = graph
@@ -150,7 +150,7 @@ impl StaticPass<'_> {
                 )));
             }
             let inputs = replace(graph, at, e);
-            self.report.removed_nodes += remove_dead(graph, inputs);
+            self.dead.extend(inputs);
         }
         for (sink, dims, elem_type) in topks {
             let at = position_of(graph, &sink.output);
@@ -202,7 +202,7 @@ impl StaticPass<'_> {
             let compacted = &compacted.derived(&mut e, flow.counts.get(&pick.output));
             scatter::emit_regrouped(&mut e, pick, compacted);
             let inputs = replace(graph, at, e);
-            self.report.removed_nodes += remove_dead(graph, inputs);
+            self.dead.extend(inputs);
         }
         for out in &flow.nms {
             let at = position_of(graph, out);
@@ -245,6 +245,16 @@ impl StaticPass<'_> {
                 .push((name.clone(), format!("{name}_count"), *axis));
         }
         Ok(())
+    }
+}
+
+impl StaticPass<'_> {
+    /// Removes the producers the rewrites so far left unread ([`StaticPass::dead`]).
+    pub(super) fn remove_unread(&mut self, graph: &mut GraphProto) {
+        if !self.dead.is_empty() {
+            let candidates = std::mem::take(&mut self.dead);
+            self.report.removed_nodes += remove_dead(graph, candidates);
+        }
     }
 }
 

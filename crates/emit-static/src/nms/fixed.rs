@@ -248,6 +248,7 @@ impl StaticPass<'_> {
         let inputs = replace(graph, plan.at, e);
         self.report.removed_nodes += remove_dead(graph, inputs);
         self.emit_sinks(graph, scope, &plan.flow, plan.sinks, &compacted)?;
+        self.remove_unread(graph);
         // What NMS keeps has a fixed size now: selections of it whose shape was not fixed may be.
         self.known
             .retain(|_, (reason, _)| *reason != Reason::ShapeNotFixed);
