@@ -1,6 +1,8 @@
 """Issue 26, item 5: property tests of `nonzero optimize --static` on generated graphs.
 Hypothesis draws the chains exporters write around NonZero (chain_strategies.py, the generator
-of test_optimize_differential.py: gathers, column reads, coordinates as outputs, masked writes),
+of test_optimize_differential.py: gathers, column reads, coordinates as outputs, masked writes;
+and chain_strategies_static.py: a selection of a selection, an expert's rows through an MLP
+into index_add),
 with random shapes of rank 1 to 3 (sizes 0 and 1 included), element types, densities (empty and
 full), opsets and dim naming. Each model gets its inputs' shapes fixed to the drawn feeds' and
 goes through `--static --allow-dynamic`. Then:
@@ -27,6 +29,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 
 from chain_strategies import STRATEGIES
+from chain_strategies_static import STATIC_STRATEGIES
 from conftest import session
 from onnx_cases import CLI
 from test_optimize_differential import Outcome
@@ -109,9 +112,12 @@ def check_static(chain):
     assert_same(trimmed(static.outputs, names, counts), original.outputs, what, written)
 
 
-@pytest.mark.parametrize("kind", sorted(STRATEGIES))
+CHAINS = {**STRATEGIES, **STATIC_STRATEGIES}
+
+
+@pytest.mark.parametrize("kind", sorted(CHAINS))
 def test_static_chains_equal_the_original_or_say_why(kind):
-    strategy = STRATEGIES[kind]()
+    strategy = CHAINS[kind]()
 
     @PROFILE
     @given(chain=strategy)

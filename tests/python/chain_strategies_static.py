@@ -1,0 +1,72 @@
+"""Issue 37's chains for the static property test (test_static_differential.py; they are not
+fused by the library target, so test_optimize_differential.py does not draw them):
+
+- `chained_selection`: a selection of a selection, `y = x[m]; z = y[y[:, j] > t]`, as
+  torchvision's score filter then `remove_small_boxes` write it: NonZero -> Transpose ->
+  GatherND(x), then a column of the rows compared with a threshold -> NonZero -> Transpose ->
+  GatherND(rows), with the first rows also an output or not;
+- `rows_mlp_index_add`: an MoE expert as TorchScript writes it: the tokens one mask selects
+  (NonZero -> Transpose -> Gather column), their rows through Gemm and an activation, weighted by
+  their own gate (`w[idx]`), written back with `index_add_` (ScatterElements into zeros at the
+  column expanded to the rows' shape, then Add).
+
+Shapes, densities, opsets and dim naming are drawn as chain_strategies.Builder draws them."""
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from onnx import numpy_helper
+
+from chain_strategies import Builder
+
+FLOATS = st.floats(-4, 4, width=32, allow_nan=False)
+
+
+def float_const(b, name, values):
+    b.inits.append(numpy_helper.from_array(np.asarray(values, np.float32), name))
+    return name
+
+
+@st.composite
+def chained_selection(draw):
+    b = Builder(draw, mismatch_ok=False)
+    n, width = draw(st.integers(0, 6)), draw(st.integers(1, 3))
+    b.mask("m", "bool", [n], ["n"])
+    b.add_input("x", draw(hnp.arrays(np.float32, (n, width), elements=FLOATS)), ["n", "w"])
+    rows = b.node("GatherND", ["x", b.transpose(b.node("NonZero", ["m"], "nz"))], "rows")
+    column = b.node("Gather", [rows, b.const("j", draw(st.integers(0, width - 1)), scalar=True)], "column", axis=1)
+    keep = b.node("Greater", [column, float_const(b, "threshold", draw(st.sampled_from([-1.0, 0.0, 1.5])))], "keep")
+    t2 = b.node("Transpose", [b.node("NonZero", [keep], "nz2")], "t2", perm=[1, 0])
+    b.node("GatherND", [rows, t2], "y")
+    b.output("y", "float32")
+    if draw(st.booleans()):
+        b.output(rows, "float32")
+    return b.chain("chained_selection", ["GatherND_rows", "GatherND_y"])
+
+
+@st.composite
+def rows_mlp_index_add(draw):
+    b = Builder(draw, mismatch_ok=False)
+    n, width, hidden = draw(st.integers(0, 6)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    b.mask("m", "bool", [n], ["n"])
+    b.add_input("x", draw(hnp.arrays(np.float32, (n, width), elements=FLOATS)), ["n", "w"])
+    b.add_input("gate", draw(hnp.arrays(np.float32, (n,), elements=FLOATS)), ["n"])
+    weight = draw(hnp.arrays(np.float32, (hidden, width), elements=FLOATS))
+    bias = draw(hnp.arrays(np.float32, (hidden,), elements=FLOATS))
+    t = b.transpose(b.node("NonZero", ["m"], "nz"))
+    idx = b.node("Gather", [t, b.const("zero", 0, scalar=True)], "idx", axis=1)
+    tokens = b.node("Gather", ["x", idx], "tokens", axis=0)
+    h = b.node("Gemm", [tokens, float_const(b, "weight", weight), float_const(b, "bias", bias)], "h", transB=1)
+    act = b.node(draw(st.sampled_from(["Relu", "Sigmoid", "Tanh"])), [h], "act")
+    weights = b.axes_op("Unsqueeze", b.node("Gather", ["gate", idx], "gates", axis=0), "gates_col", [1])
+    scaled = b.node("Mul", [act, weights], "scaled")
+    index = b.node("Expand", [b.axes_op("Unsqueeze", idx, "idx_col", [1]), b.node("Shape", [scaled], "scaled_shape")],
+                   "index")
+    zeros = float_const(b, "zeros", np.zeros((n, hidden), np.float32))
+    written = b.node("ScatterElements", [zeros, index, scaled], "written", axis=0)
+    b.node("Add", [zeros, written], "y")
+    b.output("y", "float32")
+    return b.chain("rows_mlp_index_add", ["Gather_tokens", "ScatterElements_written"])
+
+
+STATIC_STRATEGIES = {s.__name__: s for s in (chained_selection, rows_mlp_index_add)}
