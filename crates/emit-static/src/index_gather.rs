@@ -89,6 +89,73 @@ impl StaticPass<'_> {
     }
 }
 
+impl StaticPass<'_> {
+    /// Each GatherElements of rows padded alike along another axis, its indices' padding read
+    /// as 0.
+    pub(super) fn emit_element_picks(
+        &mut self,
+        graph: &mut GraphProto,
+        scope: &Scope,
+        flow: &Flow,
+        compacted: &Compacted,
+        sizes: &[(String, Vec<i64>, i32)],
+    ) -> Result<(), StaticError> {
+        for ((output, indices, axis), (_, dims, elem_type)) in flow.element_picks.iter().zip(sizes)
+        {
+            let Some(at) = graph
+                .node
+                .iter()
+                .position(|n| n.output.first() == Some(output))
+            else {
+                continue;
+            };
+            let gather = graph.node[at].clone();
+            let mut e = Emitter::new(graph, scope, &describe(&gather));
+            let padded = compacted.derived(&mut e, flow.counts.get(indices));
+            emit(&mut e, &gather, &padded, *axis, dims, *elem_type).ok_or_else(|| {
+                StaticError::Refused(format!("GatherElements {}", describe(&gather)))
+            })?;
+            replace(graph, at, e);
+        }
+        Ok(())
+    }
+}
+
+impl StaticPass<'_> {
+    /// Each float Div by padded rows, the divisor's padding read as 1.
+    pub(super) fn emit_divisors(
+        &mut self,
+        graph: &mut GraphProto,
+        scope: &Scope,
+        flow: &Flow,
+        compacted: &Compacted,
+        sizes: &[(String, Vec<i64>, i32)],
+    ) -> Result<(), StaticError> {
+        for ((output, divisor, axis), (_, dims, elem_type)) in flow.divisors.iter().zip(sizes) {
+            let Some(at) = graph
+                .node
+                .iter()
+                .position(|n| n.output.first() == Some(output))
+            else {
+                continue;
+            };
+            let mut div = graph.node[at].clone();
+            let mut e = Emitter::new(graph, scope, &describe(&div));
+            let padded = compacted.derived(&mut e, flow.counts.get(divisor));
+            let masked = padding_like(&mut e, &padded, *axis, dims)
+                .zip(e.one(*elem_type))
+                .map(|(padding, one)| e.select(&padding, &one, &div.input[1], *elem_type));
+            let masked =
+                masked.ok_or_else(|| StaticError::Refused(format!("Div {}", describe(&div))))?;
+            div.input[1] = masked;
+            div.name = Some(e.fresh("Div"));
+            e.nodes.push(div);
+            replace(graph, at, e);
+        }
+        Ok(())
+    }
+}
+
 /// Writes `gather` reading its indices (padded like `indices`, of sizes `dims` and type
 /// `elem_type`) as 0 in the padding.
 pub fn emit(

@@ -23,6 +23,7 @@ mod count_if;
 mod counted_loops;
 mod counts;
 mod dead;
+mod derived;
 mod dynamic;
 mod emit;
 mod exact;

@@ -3,9 +3,8 @@
 //! rows, graph outputs re-padded and each padded graph output's `<name>_count`. The list is a
 //! compacted NonZero ([`super::capacity`]) or a fixed-shape NonMaxSuppression ([`super::nms`]).
 
-use super::compact::{self, choose, Compacted};
+use super::compact::{self, Compacted};
 use super::emit::Emitter;
-use super::padding::CountStep;
 use super::scope::Scope;
 use super::{outputs, padding, replace, scatter, static_dims, StaticPass};
 use crate::graph::describe;
@@ -23,6 +22,10 @@ pub(super) struct Sinks {
     repads: Vec<(String, usize, usize, i32)>,
     /// Each TopK's input sizes and type.
     topks: Vec<(padding::TopK, Vec<i64>, i32)>,
+    /// Each GatherElements pick's indices: sizes and type.
+    element_picks: Vec<(String, Vec<i64>, i32)>,
+    /// Each padded divisor's sizes and type.
+    divisors: Vec<(String, Vec<i64>, i32)>,
 }
 
 /// The sinks of `flow` in `view`'s graph.
@@ -86,12 +89,20 @@ pub(super) fn plan(view: &View, flow: &padding::Flow) -> Result<Sinks, (Reason, 
             )
         })
         .collect();
+    let sized = |list: &Vec<(String, String, usize)>| -> Vec<(String, Vec<i64>, i32)> {
+        let typed = |name: &String| shapes.get(name).elem_type.unwrap_or(0);
+        let each = list.iter().map(|(_, n, _)| (n.clone(), sizes(n), typed(n)));
+        each.collect()
+    };
+    let (element_picks, divisors) = (sized(&flow.element_picks), sized(&flow.divisors));
     Ok(Sinks {
         gathers,
         reductions,
         writes,
         repads,
         topks,
+        element_picks,
+        divisors,
     })
 }
 
@@ -112,6 +123,8 @@ impl StaticPass<'_> {
             writes,
             repads,
             topks,
+            element_picks,
+            divisors,
         } = sinks;
         for (out, sizes) in gathers {
             let g = graph
@@ -217,6 +230,8 @@ impl StaticPass<'_> {
         }
         self.emit_masked_indices(graph, scope, flow, compacted)?;
         self.emit_row_picks(graph, scope, flow, compacted)?;
+        self.emit_element_picks(graph, scope, flow, compacted, &element_picks)?;
+        self.emit_divisors(graph, scope, flow, compacted, &divisors)?;
         self.cut_rejoined(graph, scope, flow, compacted);
         self.cut_whole_splits(graph, scope, flow, compacted)?;
         self.count_loops(graph, scope, flow, compacted);
@@ -255,64 +270,6 @@ impl StaticPass<'_> {
             let candidates = std::mem::take(&mut self.dead);
             self.report.removed_nodes += remove_dead(graph, candidates);
         }
-    }
-}
-
-impl Compacted {
-    /// The padding of a tensor whose count follows from this one's by `steps` ([`CountStep`]):
-    /// the first L rows only (`x[:L]`: the count is at most L, the padding cut there), or each
-    /// row made k (`[C, k] -> [C * k]`: k times the count, each padding row k times).
-    pub fn derived(&self, e: &mut Emitter, steps: Option<&Vec<CountStep>>) -> Compacted {
-        let mut out = self.clone();
-        for step in steps.into_iter().flatten() {
-            out = match step {
-                &CountStep::Limit(limit) if limit < out.capacity => {
-                    let cap = e.scalar(limit);
-                    let fits = e.binary("Less", &out.count, &cap);
-                    Compacted {
-                        count: choose(e, &fits, &out.count, &cap),
-                        padding: e.slice1(&out.padding, 0, limit),
-                        flat: e.slice1(&out.flat, 0, limit),
-                        numel: out.numel,
-                        capacity: limit,
-                    }
-                }
-                CountStep::Limit(_) => out,
-                &CountStep::Scale(k) => {
-                    let times = e.scalar(k);
-                    let repeat = |e: &mut Emitter, x: &str| {
-                        let column = e.unsqueeze(x, &[1]);
-                        let shape = e.ints(&[out.capacity, k]);
-                        let spread = e.op("Expand", &[&column, &shape], vec![]);
-                        e.reshape(&spread, &[out.capacity.saturating_mul(k)])
-                    };
-                    Compacted {
-                        count: e.binary("Mul", &out.count, &times),
-                        padding: repeat(e, &out.padding),
-                        flat: repeat(e, &out.flat),
-                        numel: out.numel,
-                        capacity: out.capacity.saturating_mul(k),
-                    }
-                }
-                CountStep::TopK(k, bound) => {
-                    let rows = bound.map_or(out.capacity, |b| b.min(out.capacity));
-                    let scalar = e.ints(&[]);
-                    let k = e.op("Reshape", &[k, &scalar], vec![]);
-                    let fits = e.binary("Less", &k, &out.count);
-                    let count = choose(e, &fits, &k, &out.count);
-                    let positions = e.range(rows);
-                    let valid = e.binary("Less", &positions, &count);
-                    Compacted {
-                        count,
-                        padding: e.op("Not", &[&valid], vec![]),
-                        flat: e.slice1(&out.flat, 0, rows),
-                        numel: out.numel,
-                        capacity: rows,
-                    }
-                }
-            };
-        }
-        out
     }
 }
 

@@ -102,6 +102,12 @@ pub struct Flow {
     pub cut_to_size: Vec<String>,
     /// Rows of padded data picked at padded indices ([`super::RowPick`]).
     pub row_picks: Vec<super::RowPick>,
+    /// (output, indices, padded axis) of each GatherElements of rows padded alike along another
+    /// axis: its indices' padding is read as 0.
+    pub element_picks: Vec<(String, String, usize)>,
+    /// (output, divisor, padded axis) of each float Div by padded rows: the divisor's padding
+    /// is read as 1.
+    pub divisors: Vec<(String, String, usize)>,
     /// Every tensor padded by the selection (what a test of its size would read).
     pub padded: std::collections::HashSet<String>,
 }

@@ -134,7 +134,7 @@ fn follow_from(
                     continue;
                 }
                 if slot != 0
-                    && !matches!(op, "GatherND" | "Gather" | "Concat")
+                    && !matches!(op, "GatherND" | "Gather" | "GatherElements" | "Concat")
                     && !BINARY.contains(&op)
                     && !ROW_OPS.contains(&op)
                 {
@@ -366,8 +366,7 @@ fn follow_from(
                         })
                     }
                     _ if (BINARY.contains(&op) || op == "Where") && !t.coords => {
-                        let alike = &mut flow.sized_alike;
-                        if !steps::binary_row_wise(view, node, (op, slot), &t, alike) {
+                        if !steps::binary_row_wise(view, node, (op, slot), &t, &mut flow) {
                             return refuse();
                         }
                         // The padding holds f(0, v) now: a graph output is padded again.

@@ -4,6 +4,10 @@
 //! in `[-count, count)` of the data's rows, which are the same rows here: the static form reads
 //! a negative index from the data's count (as the original does) and the padding's indices as
 //! 0 ([`crate::index_gather`]). The picked rows are padded like the indices.
+//!
+//! GatherElements of data and indices padded alike, along another axis (VITS's spline bins,
+//! `gather(widths, -1, bin_idx)` on the rows inside the interval): each output row reads its
+//! own row only ([`element_pick`]); the padding's indices are read as 0.
 
 use super::{Flow, Padded};
 use crate::graph::int_attr;
@@ -29,6 +33,9 @@ pub(super) fn visit(
     t: &Padded,
     flow: &mut Flow,
 ) -> Option<Padded> {
+    if let Some(picked) = element_pick(view, node, slot, t, flow) {
+        return Some(picked);
+    }
     let int64 = view.shapes.get(&t.name).elem_type == Some(DataType::Int64 as i32);
     let plain = slot == 1 && !t.coords && t.index.is_none() && t.rank == 1 && int64;
     if !plain || !view.is_op(node, "Gather") || node.input.len() != 2 || node.output.len() != 1 {
@@ -74,4 +81,41 @@ impl Flow {
     pub(super) fn picks_at(&self, indices: &str) -> bool {
         self.row_picks.iter().any(|p| p.indices == indices)
     }
+}
+
+/// `GatherElements(data, indices, axis)` reading the padded `t` as its data or its indices, the
+/// other padded alike by this selection (checked at the end: [`Flow::sized_alike`]), `axis`
+/// not the padded one: the output, padded along the same axis. The indices' padding is read as
+/// 0 ([`Flow::element_picks`]).
+fn element_pick(
+    view: &View,
+    node: &NodeProto,
+    slot: usize,
+    t: &Padded,
+    flow: &mut Flow,
+) -> Option<Padded> {
+    let shaped = slot <= 1 && !t.coords && t.index.is_none() && node.input.len() == 2;
+    if !shaped || !view.is_op(node, "GatherElements") || node.output.len() != 1 {
+        return None;
+    }
+    let axis = int_attr(node, "axis").ok().flatten().unwrap_or(0);
+    let axis = crate::infer::axis_in(axis, t.rank)?;
+    let other = &node.input[1 - slot];
+    if axis == t.axis || view.shapes.get(other).rank() != Some(t.rank) {
+        return None;
+    }
+    flow.sized_alike.push((other.clone(), t.axis));
+    let output = node.output[0].clone();
+    if !flow.element_picks.iter().any(|(o, _, _)| *o == output) {
+        flow.element_picks
+            .push((output.clone(), node.input[1].clone(), t.axis));
+    }
+    Some(Padded {
+        name: output,
+        coords: false,
+        spread: false,
+        dirty: true,
+        index: None,
+        ..t.clone()
+    })
 }

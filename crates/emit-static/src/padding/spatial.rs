@@ -19,8 +19,8 @@ const PER_ITEM: &[&str] = &[
 ];
 
 /// `node` reading the padded `t` along its batch axis (0) in slot 0: the next padded tensor,
-/// or `None` where this is not such work. Flatten takes any rank of 2 or more; the others need
-/// maps (rank 3 or more).
+/// or `None` where this is not such work. Flatten takes any rank of 2 or more, and Pad any padded
+/// axis; the others need maps (rank 3 or more).
 pub(super) fn batch_work(
     view: &View,
     node: &NodeProto,
@@ -28,11 +28,19 @@ pub(super) fn batch_work(
     slot: usize,
     t: &Padded,
 ) -> Option<Next> {
-    if slot != 0 || t.coords || t.axis != 0 || t.rank < 2 || node.output.len() != 1 {
+    if slot != 0 || t.coords || t.rank < 2 || node.output.len() != 1 {
+        return None;
+    }
+    // Pad of other axes keeps the rows along any padded axis (a spline's `pad(cumwidths, (1,
+    // 0))` on rows [C, K]).
+    if op == "Pad" {
+        return Some(padded_maps(view, node, t));
+    }
+    if t.axis != 0 {
         return None;
     }
     let fixed = |name: &String| name.is_empty() || super::static_dims(view.shapes, name).is_some();
-    if (PER_ITEM.contains(&op) || matches!(op, "Resize" | "Pad")) && t.rank < 3 {
+    if (PER_ITEM.contains(&op) || op == "Resize") && t.rank < 3 {
         return Some(Next::Refuse);
     }
     if PER_ITEM.contains(&op) {
@@ -51,8 +59,8 @@ pub(super) fn batch_work(
     }
 }
 
-/// Pad by constant pads that leave the batch axis alone (a mask's one-pixel border before the
-/// paste): each map padded alone.
+/// Pad by constant pads that leave the padded axis alone (a mask's one-pixel border before the
+/// paste): each row padded alone.
 fn padded_maps(view: &View, node: &NodeProto, t: &Padded) -> Next {
     let pads = node.input.get(1).and_then(|p| {
         let values = view.shapes.values(p)?;
@@ -69,12 +77,12 @@ fn padded_maps(view: &View, node: &NodeProto, t: &Padded) -> Next {
     match pads {
         Some(p)
             if p.len() == 2 * t.rank
-                && p[0] == 0
-                && p[t.rank] == 0
+                && p[t.axis] == 0
+                && p[t.axis + t.rank] == 0
                 && axes.is_none()
                 && value_fixed =>
         {
-            push(0, t.rank, false, false, true, None)
+            push(t.axis, t.rank, false, false, true, None)
         }
         _ => Next::Refuse,
     }

@@ -222,7 +222,7 @@ pub(super) fn binary_row_wise(
     node: &NodeProto,
     (op, slot): (&str, usize),
     t: &super::Padded,
-    alike: &mut Vec<(String, usize)>,
+    flow: &mut super::Flow,
 ) -> bool {
     // Where(c, x, y): every other operand padded alike or not varying along the padded axis.
     if op == "Where" {
@@ -238,23 +238,38 @@ pub(super) fn binary_row_wise(
     if matches!(op, "Div" | "Mod") && !float && !(slot == 0 && nonzero_divisor) {
         return false;
     }
-    let divides = matches!(op, "Div" | "Pow" | "Mod");
+    // A float Div whose divisor is padded: its padding is read as 1 (a sink: no padded row
+    // divides by 0), so the quotient's real rows are the original's.
+    let masked = op == "Div" && float;
+    let divides = matches!(op, "Div" | "Pow" | "Mod") && !masked;
+    let divisor = if slot == 1 { &t.name } else { other };
+    let mask_divisor = |flow: &mut super::Flow| {
+        let out = &node.output[0];
+        if masked && !flow.divisors.iter().any(|(o, _, _)| o == out) {
+            flow.divisors.push((out.clone(), divisor.clone(), t.axis));
+        }
+    };
     // Both operands padded alike: the same sizes, the selection's count among them (both come
     // from this selection; every reader of either is followed).
     let own = view.shapes.get(&t.name).dims;
     if own.is_some() && view.shapes.get(other).dims == own && !divides {
+        mask_divisor(flow);
         return true;
     }
     // Sizes alike but for the padded axis's name (a size computed from the selection's rows,
     // `labels + arange(len(logits)) * K`): padded alike if the flow pads it there (`alike`,
     // checked at the end).
     if !divides && alike_but_named(view, other, t) {
-        alike.push((other.clone(), t.axis));
+        flow.sized_alike.push((other.clone(), t.axis));
+        mask_divisor(flow);
         return true;
     }
-    super::static_dims(view.shapes, other).is_some()
-        && operand_row_wise(view, other, t)
-        && !(divides && slot == 1)
+    let fixed =
+        super::static_dims(view.shapes, other).is_some() && operand_row_wise(view, other, t);
+    if fixed && masked && slot == 1 {
+        mask_divisor(flow);
+    }
+    fixed && !(divides && slot == 1)
 }
 
 /// True when `other` has `t`'s rank and fixed sizes, and a size not fixed on the padded axis.
