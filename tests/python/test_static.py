@@ -28,12 +28,9 @@ EXPORTS = sc.exports()
 IDS = [e[0] for e in EXPORTS]
 
 # (op, reason) of each node left dynamic, per export; an export not listed becomes static.
-LEFT = {
-    # y = x[m] if ... else x[~m]: each branch returns its selection, whose length is the If's
-    # output length; no `_count` output can carry it out of the branch.
-    "torch_patterns/if_select_ts17.onnx": [("NonZero", "padding-unsafe")] * 2,
-    "torch_patterns/if_select_dynamo18.onnx": [("NonZero", "padding-unsafe")] * 2,
-}
+# (y = x[m] if ... else x[~m] is static: each branch's selection padded, the If's y_count from
+# both: emit-static's if_outputs.rs.)
+LEFT = {}
 # Outputs that are float sums or means over the selection: equal up to rounding (the order of
 # the additions differs), which --static allows.
 FLOAT_REDUCTIONS = {

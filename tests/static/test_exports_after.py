@@ -55,9 +55,6 @@ STAYS_DYNAMIC = {
                                   ("Range", VALUE_SHAPE): 1, ("Reshape", VALUE_SHAPE): 8, ("Slice", VALUE_SHAPE): 4},
     # VITS's masked writes read their updates' list itself (crate::writes): no Slice(W, 0, nnz).
     "real/vits_ts17.onnx": {UNSAFE: 6, ("Range", VALUE_SHAPE): 1},
-    # y = x[m] if ... else x[~m]: each branch returns its selection, the If's output.
-    "torch_patterns/if_select_dynamo18.onnx": {UNSAFE: 2},
-    "torch_patterns/if_select_ts17.onnx": {UNSAFE: 2},
 }
 # nms(boxes[m], scores[m]): fully static (the fixed-shape NMS). Their "specials" case (NaN and
 # -inf scores) is the documented exception (docs/static.md).

@@ -47,8 +47,9 @@ EXPECTED = {
     "where_index_ts17": STATIC,
     "x_mask_dynamo18": STATIC,
     "x_mask_ts17": STATIC,
-    # Its NonZeros are each an If branch's output: padding-unsafe (--allow-dynamic).
-    "if_branches": ("written with nodes left", True),
+    # Its NonZeros are each an If branch's output, the main graph's: each padded, the If's
+    # y_count from both, the shorter branch padded on to the longer (if_outputs.rs).
+    "if_branches": STATIC,
     # The Loop body's NonZero is padding-unsafe; no --allow-dynamic.
     "loop_body": ("refused", None),
     # Crash inputs: a declaration the inference contradicts is shape-not-fixed.

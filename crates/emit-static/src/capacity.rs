@@ -217,7 +217,7 @@ fn plan(view: &View, scope: &Scope, mask: &str, output: &str) -> Result<Plan, (R
     ))?;
     let flow = padding::follow(view, output, &dims).map_err(|why| (Reason::PaddingUnsafe, why))?;
     // A body's output keeps its length: the If or Loop around it has no `_count`.
-    if let (Some((name, _)), true) = (flow.outputs.first(), scope.depth > 0) {
+    if let (Some((name, _)), true) = (flow.outputs.first(), scope.depth > 0 && !scope.pad_outputs) {
         return Err((
             Reason::PaddingUnsafe,
             format!(

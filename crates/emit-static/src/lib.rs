@@ -29,6 +29,7 @@ mod emit;
 mod exact;
 mod fold;
 mod gathers;
+mod if_outputs;
 mod index_gather;
 pub mod inputs;
 mod lower;
@@ -199,6 +200,7 @@ pub fn run(
         label: "main",
         depth: 0,
         target: options.target,
+        pad_outputs: false,
     };
     // First everywhere, so that a Loop's carried shapes are proven on standard ops.
     pass.lower(graph, &scope)?;
@@ -333,6 +335,7 @@ impl StaticPass<'_> {
                 Some(shapes) => BodyInputs::of(&node, shapes),
                 None => BodyInputs::Declared,
             };
+            let pad_outputs = shaped && if_outputs::may_pad_outputs(graph, &node, scope.depth);
             let mut result = Ok(());
             for attribute in &mut node.attribute {
                 let attr_name = attribute.name.clone().unwrap_or_default();
@@ -346,9 +349,13 @@ impl StaticPass<'_> {
                         label: &label,
                         depth: scope.depth + 1,
                         target: scope.target,
+                        pad_outputs,
                     };
                     result = result.and_then(|_| visit(self, body, &inner));
                 }
+            }
+            if pad_outputs && result.is_ok() {
+                self.join_branch_counts(graph, &mut node);
             }
             let mut read_after = HashSet::new();
             graph::names_read_in_bodies(&node, &mut read_after);

@@ -22,6 +22,9 @@ pub struct Scope<'a> {
     pub depth: usize,
     /// The toolchain the forms are for.
     pub target: super::Target,
+    /// An If branch whose outputs are the main graph's: a selection there may be padded, its
+    /// count joined with the other branch's ([`crate::if_outputs`]).
+    pub pad_outputs: bool,
 }
 
 impl Scope<'_> {

@@ -89,34 +89,45 @@ fn symbolic_sizes_are_refused_before_any_body() {
     assert!(why.contains("input 'x' has symbolic sizes"), "{why}");
 }
 
-#[test]
-fn a_padded_body_output_is_refused_by_name() {
-    // The branch returns the coordinates themselves: their length is the If's output length,
-    // which no `_count` output could carry.
+/// An If whose branches return NonZero's coordinates as `y`; `read_on`: `y` is read by a Neg
+/// (its output `z` the graph's), else `y` is the graph output.
+fn if_of_coordinates(read_on: bool) -> Vec<u8> {
+    let mut nodes = vec![node(
+        "If",
+        &["c"],
+        &["y"],
+        vec![
+            graph_attr(
+                "then_branch",
+                branch(vec![node("NonZero", &["x"], &["a"], vec![])], &["a"]),
+            ),
+            graph_attr(
+                "else_branch",
+                branch(vec![node("NonZero", &["w"], &["b"], vec![])], &["b"]),
+            ),
+        ],
+    )];
+    if read_on {
+        nodes.push(node("Neg", &["y"], &["z"], vec![]));
+    }
     let g = graph(
-        vec![node(
-            "If",
-            &["c"],
-            &["y"],
-            vec![
-                graph_attr(
-                    "then_branch",
-                    branch(vec![node("NonZero", &["x"], &["a"], vec![])], &["a"]),
-                ),
-                graph_attr(
-                    "else_branch",
-                    branch(vec![node("NonZero", &["x"], &["b"], vec![])], &["b"]),
-                ),
-            ],
-        )],
+        nodes,
         vec![
             value("x", DataType::Float, Some(&["2", "3"])),
+            value("w", DataType::Float, Some(&["4", "3"])),
             value("c", DataType::Bool, Some(&[])),
         ],
-        &["y"],
+        &[if read_on { "z" } else { "y" }],
         vec![],
     );
-    let why = match optimize_with(&model(g, 17), &static_options(&[])) {
+    model(g, 17)
+}
+
+#[test]
+fn a_padded_body_output_read_on_is_refused_by_name() {
+    // The If's output is read by another node: its length would change, and no `_count`
+    // output could carry it there.
+    let why = match optimize_with(&if_of_coordinates(true), &static_options(&[])) {
         Err(OptimizeError::Static(why)) => why,
         other => panic!("{other:?}"),
     };
@@ -129,6 +140,29 @@ fn a_padded_body_output_is_refused_by_name() {
         why.contains("the padded 'b' is an output of main/If_y.else_branch"),
         "{why}"
     );
+}
+
+#[test]
+fn an_ifs_selections_as_the_graph_output_join_into_one_count() {
+    let (out, report) =
+        optimize_with(&if_of_coordinates(false), &static_options(&[])).expect("static");
+    assert!(report.left.is_empty(), "{:?}", report.left);
+    let m = ModelProto::decode(out.as_slice()).expect("re-parse");
+    let g = m.graph.as_ref().unwrap();
+    let names: Vec<&str> = g.output.iter().map(|o| o.name()).collect();
+    assert_eq!(names, ["y", "y_count"]);
+    let lp = g.node.iter().find(|n| n.op_type() == "If").unwrap();
+    assert_eq!(lp.output, ["y", "y_count"]);
+    // The then branch's 6 coordinates padded on to the else branch's 12.
+    let then = lp
+        .attribute
+        .iter()
+        .find(|a| a.name() == "then_branch")
+        .unwrap();
+    let then = then.g.as_ref().unwrap();
+    assert!(then.node.iter().any(|n| n.op_type() == "Pad"));
+    let outs: Vec<&str> = then.output.iter().map(|o| o.name()).collect();
+    assert_eq!(outs, ["a", "a_count"]);
 }
 
 #[test]

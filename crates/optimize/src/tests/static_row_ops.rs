@@ -35,7 +35,10 @@ fn static_model(bytes: &[u8]) -> (ModelProto, crate::Report) {
     let mut options = static_options(&[]);
     options.allow_dynamic = true;
     let (out, report) = optimize_with(bytes, &options).expect("static");
-    (ModelProto::decode(out.as_slice()).expect("re-parse"), report)
+    (
+        ModelProto::decode(out.as_slice()).expect("re-parse"),
+        report,
+    )
 }
 
 #[test]
@@ -55,23 +58,45 @@ fn an_integer_division_by_padded_rows_stays_dynamic() {
     let tail = vec![node("Div", &["xs", "ys"], &["out"], vec![])];
     let (_, report) = static_model(&rows_then(DataType::Int64, tail, vec![]));
     assert_eq!(report.left[0].reason, Reason::PaddingUnsafe);
-    assert!(report.left[0].detail.contains("Div"), "{}", report.left[0].detail);
+    assert!(
+        report.left[0].detail.contains("Div"),
+        "{}",
+        report.left[0].detail
+    );
 }
 
 #[test]
 fn gather_elements_of_rows_padded_alike_reads_the_padding_at_zero() {
-    let tail = vec![node("GatherElements", &["xs", "bs"], &["out"], vec![int("axis", 1)])];
+    let tail = vec![node(
+        "GatherElements",
+        &["xs", "bs"],
+        &["out"],
+        vec![int("axis", 1)],
+    )];
     let (m, report) = static_model(&rows_then(DataType::Float, tail, vec![]));
     assert!(report.left.is_empty(), "{:?}", report.left);
     let g = m.graph.as_ref().unwrap();
-    let gather = g.node.iter().find(|n| n.op_type() == "GatherElements").unwrap();
-    let indices = g.node.iter().find(|n| n.output[0] == gather.input[1]).unwrap();
+    let gather = g
+        .node
+        .iter()
+        .find(|n| n.op_type() == "GatherElements")
+        .unwrap();
+    let indices = g
+        .node
+        .iter()
+        .find(|n| n.output[0] == gather.input[1])
+        .unwrap();
     assert_eq!(indices.op_type(), "Where");
 }
 
 #[test]
 fn gather_elements_along_the_rows_stays_dynamic() {
-    let tail = vec![node("GatherElements", &["xs", "bs"], &["out"], vec![int("axis", 0)])];
+    let tail = vec![node(
+        "GatherElements",
+        &["xs", "bs"],
+        &["out"],
+        vec![int("axis", 0)],
+    )];
     let (_, report) = static_model(&rows_then(DataType::Float, tail, vec![]));
     assert_eq!(report.left[0].reason, Reason::PaddingUnsafe);
 }
