@@ -135,6 +135,8 @@ LITERT = {
         ('tf2onnx/masked_reduce_sum_tf2onnx.onnx', 'generic', 'flatbuffer_direct'),
         ('tf2onnx/where_coordinates_tf2onnx.onnx', 'generic', 'flatbuffer_direct'),
         ('tf2onnx/where_gather_nd_tf2onnx.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/if_select_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/if_select_ts17.onnx', 'generic', 'flatbuffer_direct'),
         ('torch_patterns/masked_all_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
         ('torch_patterns/masked_all_ts17.onnx', 'generic', 'flatbuffer_direct'),
         ('torch_patterns/masked_any_ts17.onnx', 'generic', 'flatbuffer_direct'),

@@ -84,6 +84,9 @@ def test_each_branchs_selection_is_the_ifs_padded_output(n_then, n_else):
     static, report = make_static(model)
     assert report["left_nodes"] == [] and not unread_nodes(static)
     assert report["static"]["count_outputs"] == {"y": {"count": "y_count", "axis": 0}}, report["static"]
+    # Both branches fully static: both run, and a Where per output chooses (no If for NPUs).
+    assert not any(n.op_type == "If" for n in static.graph.node)
+    assert "branches-joined" in [r["kind"] for r in report["static"]["rewrites"]]
     (y_info,) = [o for o in static.graph.output if o.name == "y"]
     assert [d.dim_value for d in y_info.type.tensor_type.shape.dim] == [max(n_then, n_else), 2]
     original, made = session(model, library=False), session(static, library=False)

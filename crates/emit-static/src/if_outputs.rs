@@ -4,6 +4,11 @@
 //! branches' counts in one order. A branch whose selection stayed dynamic gives its own length
 //! as its count (`Shape(out)[axis]`), so that the If's outputs stay one list per branch; the
 //! report names what stayed dynamic there.
+//!
+//! Where every output of such an If is a selection joined so, and both branches are fully
+//! static with no body, the If then becomes both branches and a Where per output
+//! ([`flatten`]): NPU toolchains take no If (QNN HTP, LiteRT), and both branches are
+//! fixed-shape work that cannot fail where the condition does not choose it.
 
 use crate::graph::is_onnx_op;
 use crate::StaticPass;
@@ -129,13 +134,119 @@ impl StaticPass<'_> {
         self.summary
             .count_outputs
             .retain(|(n, _, _)| !branch_outputs.contains(&n));
+        let every = padded.len() == outputs.len();
         for (y, _, _, axis) in padded {
             let count = format!("{y}_count");
             node.output.push(count.clone());
             parent.output.push(count_info(&count));
             self.summary.count_outputs.push((y, count, axis));
         }
+        let bodies = ["then_branch", "else_branch"].iter().any(|side| {
+            branch(node, side).is_some_and(|g| {
+                g.node.iter().any(|n| {
+                    n.attribute
+                        .iter()
+                        .any(|a| a.g.is_some() || !a.graphs.is_empty())
+                })
+            })
+        });
+        // Both branches fully static: neither can fail when the condition does not choose it.
+        let dynamic = ["then_branch", "else_branch"].iter().any(|side| {
+            branch(node, side).is_some_and(|g| {
+                g.node
+                    .iter()
+                    .any(|n| is_onnx_op(n, "NonZero") || is_onnx_op(n, "NonMaxSuppression"))
+            })
+        });
+        if every && !bodies && !dynamic {
+            self.flatten.push(node.output[0].clone());
+        }
     }
+}
+
+/// Each If (by its first output) of `graph` in `ifs` as its two branches' nodes, then a Where
+/// per output choosing by the If's condition. A name a branch defines that is taken elsewhere
+/// gets the branch's name appended.
+pub(super) fn flatten(graph: &mut GraphProto, ifs: &[String]) -> Vec<String> {
+    let mut lines = vec![];
+    for first in ifs {
+        let Some(at) = graph
+            .node
+            .iter()
+            .position(|n| n.output.first() == Some(first))
+        else {
+            continue;
+        };
+        let mut node = graph.node.remove(at);
+        let mut taken = std::collections::HashSet::new();
+        crate::graph::names_read_in(graph, &mut taken, 0);
+        taken.extend(graph.node.iter().flat_map(|n| n.output.iter().cloned()));
+        taken.extend(graph.initializer.iter().filter_map(|t| t.name.clone()));
+        taken.extend(graph.input.iter().filter_map(|i| i.name.clone()));
+        let mut inlined = vec![];
+        let mut chosen = vec![];
+        for side in ["then_branch", "else_branch"] {
+            let g = branch(&mut node, side).expect("an If's branch");
+            let defined: Vec<String> = g
+                .node
+                .iter()
+                .flat_map(|n| n.output.iter().cloned())
+                .chain(g.initializer.iter().filter_map(|t| t.name.clone()))
+                .filter(|n| !n.is_empty())
+                .collect();
+            let renamed: std::collections::HashMap<String, String> = defined
+                .iter()
+                .filter(|n| taken.contains(*n))
+                .map(|n| (n.clone(), format!("{n}/{side}")))
+                .collect();
+            let rename = |n: &mut String| {
+                if let Some(to) = renamed.get(n) {
+                    *n = to.clone();
+                }
+            };
+            for mut n in std::mem::take(&mut g.node) {
+                n.input.iter_mut().for_each(rename);
+                n.output.iter_mut().for_each(rename);
+                inlined.push(n);
+            }
+            for mut t in std::mem::take(&mut g.initializer) {
+                if let Some(name) = t.name.as_mut() {
+                    rename(name);
+                }
+                graph.initializer.push(t);
+            }
+            let mut outs = output_names(g);
+            outs.iter_mut().for_each(rename);
+            taken.extend(
+                defined
+                    .into_iter()
+                    .map(|n| renamed.get(&n).cloned().unwrap_or(n)),
+            );
+            chosen.push(outs);
+        }
+        let condition = node.input[0].clone();
+        for (slot, y) in node.output.iter().enumerate() {
+            inlined.push(NodeProto {
+                input: vec![
+                    condition.clone(),
+                    chosen[0][slot].clone(),
+                    chosen[1][slot].clone(),
+                ],
+                output: vec![y.clone()],
+                name: Some(format!("{y}/Where")),
+                op_type: Some("Where".into()),
+                domain: Some(String::new()),
+                ..Default::default()
+            });
+        }
+        lines.push(format!(
+            "branches joined: If -> {first} became both branches and a Where per output (their selections padded alike)"
+        ));
+        let tail = graph.node.split_off(at);
+        graph.node.extend(inlined);
+        graph.node.extend(tail);
+    }
+    lines
 }
 
 /// `Shape(out)[axis]` as `count` (a branch whose selection stayed dynamic: its own length).

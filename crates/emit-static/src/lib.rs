@@ -189,6 +189,7 @@ pub fn run(
         known: HashMap::new(),
         rejoined: HashMap::new(),
         dead: HashSet::new(),
+        flatten: vec![],
         report,
     };
     let no_names = HashSet::new();
@@ -234,6 +235,9 @@ struct StaticPass<'r> {
     /// Tensors whose producers the sinks may have left unread: removed together once the
     /// sinks are written ([`StaticPass::remove_unread`]), not one graph index per sink.
     dead: HashSet<String>,
+    /// Ifs (by first output) whose branches' selections were joined, to become both branches
+    /// and Wheres once the graph's bodies are done ([`if_outputs::flatten`]).
+    flatten: Vec<String>,
     report: &'r mut Tally,
 }
 
@@ -273,6 +277,14 @@ impl StaticPass<'_> {
             }
         }
         self.each_body(graph, scope, true, Self::graph)?;
+        if scope.depth == 0 && !self.flatten.is_empty() {
+            let ifs = std::mem::take(&mut self.flatten);
+            for line in if_outputs::flatten(graph, &ifs) {
+                self.summary
+                    .rewrites
+                    .push(("branches-joined".to_string(), line));
+            }
+        }
         if scope.opset < MIN_OPSET {
             for node in graph.node.iter().filter(|n| is_onnx_op(n, "NonZero")) {
                 let why = format!("opset {} has no CumSum or ScatterElements (from {MIN_OPSET}); the rewriter never raises the opset", scope.opset);

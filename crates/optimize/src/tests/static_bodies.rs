@@ -151,18 +151,21 @@ fn an_ifs_selections_as_the_graph_output_join_into_one_count() {
     let g = m.graph.as_ref().unwrap();
     let names: Vec<&str> = g.output.iter().map(|o| o.name()).collect();
     assert_eq!(names, ["y", "y_count"]);
-    let lp = g.node.iter().find(|n| n.op_type() == "If").unwrap();
-    assert_eq!(lp.output, ["y", "y_count"]);
-    // The then branch's 6 coordinates padded on to the else branch's 12.
-    let then = lp
-        .attribute
-        .iter()
-        .find(|a| a.name() == "then_branch")
-        .unwrap();
-    let then = then.g.as_ref().unwrap();
-    assert!(then.node.iter().any(|n| n.op_type() == "Pad"));
-    let outs: Vec<&str> = then.output.iter().map(|o| o.name()).collect();
-    assert_eq!(outs, ["a", "a_count"]);
+    // Both branches fully static: the If became both and a Where per output, the then
+    // branch's 6 coordinates padded on to the else branch's 12.
+    assert!(!g.node.iter().any(|n| n.op_type() == "If"));
+    let chosen = |out: &str| {
+        let w = g.node.iter().find(|n| n.output[0] == out).unwrap();
+        assert_eq!(w.op_type(), "Where");
+        (w.input[1].clone(), w.input[2].clone())
+    };
+    assert_eq!(chosen("y"), ("a".to_string(), "b".to_string()));
+    assert_eq!(
+        chosen("y_count"),
+        ("a_count".to_string(), "b_count".to_string())
+    );
+    let pad = g.node.iter().find(|n| n.output[0] == "a").unwrap();
+    assert_eq!(pad.op_type(), "Pad");
 }
 
 #[test]
