@@ -13,8 +13,9 @@
 
     .venv/bin/python benches/static_real.py [--repeats 15] [--write-docs]
 
-writes build/bench/static_real.{md,json}; --write-docs replaces the "Real exports" section of
-docs/performance-static.md (between its markers)."""
+writes build/bench/static_real.{md,json,png}; --write-docs replaces the "Real exports" section of
+docs/performance-static.md (between its markers) and draws docs/performance-static-real.png;
+--plot-only JSON draws the plot of an earlier run."""
 
 import argparse
 import json
@@ -138,7 +139,8 @@ def markdown(rewrites, runs, repeats):
               "computation (emit-static/src/capacity.rs): SSDlite's 90 per-class selections in one, where one "
               "at a time took 3.6 s."]
     lines += ["", "The fully static real exports against their dynamic originals on ONNX Runtime CPU (2 threads, "
-              "interleaved):", "",
+              "interleaved; the plot: docs/performance-static-real.png):", "",
+              "![static / original time per real export](performance-static-real.png)", "",
               "| export | spinning | original ms | static ms | static / original | expert work (MoE: experts / top_k) |",
               "|---|---|---|---|---|---|"]
     for r in runs:
@@ -159,14 +161,52 @@ def markdown(rewrites, runs, repeats):
     return "\n".join(lines) + "\n"
 
 
+PLOT = os.path.join(ROOT, "docs", "performance-static-real.png")
+
+
+def plot(runs, path):
+    """static / original time per export, spinning on and off, with the 1.5x and 2x aims."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("matplotlib missing: no plot")
+        return False
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    exports_ = list(dict.fromkeys(r["export"] for r in runs))
+    fig, ax = plt.subplots(figsize=(12, 5.5))
+    width = 0.4
+    for i, spinning in enumerate((True, False)):
+        ratios = {r["export"]: r["static_ms"] / r["original_ms"] for r in runs if r["spinning"] == spinning}
+        ax.bar([x + i * width for x in range(len(exports_))], [ratios.get(e, 0) for e in exports_], width,
+               label=f"spinning {'on' if spinning else 'off'}")
+    for aim, style in ((1.0, "-"), (1.5, "--"), (2.0, ":")):
+        ax.axhline(aim, color="black", linewidth=0.8, linestyle=style)
+    ax.set_ylabel("static time / original time (below 1: faster)")
+    ax.set_xticks([x + width / 2 for x in range(len(exports_))], [e.split("/")[-1].replace(".onnx", "") for e in exports_],
+                  fontsize=8, rotation=30, ha="right")
+    ax.set_title("nonzero optimize --static on real exports, ONNX Runtime CPU, 2 threads (lines: 1x, 1.5x, 2x)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return True
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--plot-only", metavar="JSON", help="draw the plot of an earlier run's JSON")
     args = parser.parse_args()
+    if args.plot_only:
+        with open(args.plot_only) as f:
+            plot(json.load(f)["runs"], PLOT if args.write_docs else os.path.join(ortbench.BUILD, "static_real.png"))
+        return
     rewrites, runs = rewrite_times(max(3, args.repeats // 3)), runtime(args.repeats)
     md = markdown(rewrites, runs, args.repeats)
     ortbench.write_outputs("static_real", md, {"rewrites": rewrites, "runs": runs})
+    plot(runs, PLOT if args.write_docs else os.path.join(ortbench.BUILD, "static_real.png"))
     if args.write_docs:
         text = open(DOC).read()
         if BEGIN in text:
