@@ -131,11 +131,7 @@ impl StaticPass<'_> {
         output: String,
         (dims, mask_type, flow, sinks): Plan,
     ) -> Result<(), StaticError> {
-        let at = graph
-            .node
-            .iter()
-            .position(|n| n.output.first() == Some(&output))
-            .expect("a planned NonZero is still there");
+        let at = crate::graph::writer_of(graph, &output).expect("a planned NonZero is still there");
         let node = &graph.node[at];
         {
             let capacity = self.capacity_for(&flow.outputs)?;

@@ -14,13 +14,6 @@ use crate::StaticPass;
 use nonzero_proto::onnx::GraphProto;
 use std::collections::HashMap;
 
-fn position_of(graph: &GraphProto, name: &str) -> Option<usize> {
-    graph
-        .node
-        .iter()
-        .position(|n| n.output.first().map(String::as_str) == Some(name))
-}
-
 impl StaticPass<'_> {
     /// Gives each counted Loop of `flow` the count as its trip count, and its body the padded
     /// tensors it reads cut to their counts.
@@ -32,7 +25,7 @@ impl StaticPass<'_> {
         compacted: &Compacted,
     ) {
         for (lp, sized) in &flow.counted_loops {
-            let Some(at) = position_of(graph, lp) else {
+            let Some(at) = crate::graph::writer_of(graph, lp) else {
                 continue;
             };
             let mut e = Emitter::new(graph, scope, &format!("{lp}/trips"));
@@ -47,7 +40,7 @@ impl StaticPass<'_> {
                 .push(("counted-loop".to_string(), scope.line(line)));
         }
         for (tensor, lp, axis) in &flow.loop_cuts {
-            let Some(at) = position_of(graph, lp) else {
+            let Some(at) = crate::graph::writer_of(graph, lp) else {
                 continue;
             };
             let mut e = Emitter::new(graph, scope, &format!("{tensor}/rows"));

@@ -170,11 +170,7 @@ impl StaticPass<'_> {
 pub(super) fn flatten(graph: &mut GraphProto, ifs: &[String]) -> Vec<String> {
     let mut lines = vec![];
     for first in ifs {
-        let Some(at) = graph
-            .node
-            .iter()
-            .position(|n| n.output.first() == Some(first))
-        else {
+        let Some(at) = crate::graph::writer_of(graph, first) else {
             continue;
         };
         let mut node = graph.node.remove(at);

@@ -22,11 +22,7 @@ impl StaticPass<'_> {
         compacted: &Compacted,
     ) -> Result<(), StaticError> {
         for read in &flow.masked_indices {
-            let Some(at) = graph
-                .node
-                .iter()
-                .position(|n| n.output.first() == Some(&read.output))
-            else {
+            let Some(at) = crate::graph::writer_of(graph, &read.output) else {
                 continue;
             };
             let gather = graph.node[at].clone();
@@ -64,11 +60,7 @@ impl StaticPass<'_> {
     ) -> Result<(), StaticError> {
         let int64 = nonzero_proto::onnx::tensor_proto::DataType::Int64 as i32;
         for pick in &flow.row_picks {
-            let Some(at) = graph
-                .node
-                .iter()
-                .position(|n| n.output.first() == Some(&pick.output))
-            else {
+            let Some(at) = crate::graph::writer_of(graph, &pick.output) else {
                 continue;
             };
             let mut gather = graph.node[at].clone();
@@ -102,11 +94,7 @@ impl StaticPass<'_> {
     ) -> Result<(), StaticError> {
         for ((output, indices, axis), (_, dims, elem_type)) in flow.element_picks.iter().zip(sizes)
         {
-            let Some(at) = graph
-                .node
-                .iter()
-                .position(|n| n.output.first() == Some(output))
-            else {
+            let Some(at) = crate::graph::writer_of(graph, output) else {
                 continue;
             };
             let gather = graph.node[at].clone();
@@ -132,11 +120,7 @@ impl StaticPass<'_> {
         sizes: &[(String, Vec<i64>, i32)],
     ) -> Result<(), StaticError> {
         for ((output, divisor, axis), (_, dims, elem_type)) in flow.divisors.iter().zip(sizes) {
-            let Some(at) = graph
-                .node
-                .iter()
-                .position(|n| n.output.first() == Some(output))
-            else {
+            let Some(at) = crate::graph::writer_of(graph, output) else {
                 continue;
             };
             let mut div = graph.node[at].clone();

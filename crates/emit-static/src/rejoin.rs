@@ -19,14 +19,6 @@ use nonzero_proto::onnx::GraphProto;
 use nonzero_rewrite_graph::indexed::remove_dead;
 use std::collections::{BTreeMap, HashSet};
 
-/// The node writing `name`.
-fn position_of(graph: &GraphProto, name: &str) -> Option<usize> {
-    graph
-        .node
-        .iter()
-        .position(|n| n.output.first().map(String::as_str) == Some(name))
-}
-
 impl StaticPass<'_> {
     /// Cuts each input of `flow` that a Concat appends along its padded axis to its count.
     pub(super) fn cut_rejoined(
@@ -41,7 +33,7 @@ impl StaticPass<'_> {
             if !done.insert((concat, input)) {
                 continue;
             }
-            let Some(at) = position_of(graph, concat) else {
+            let Some(at) = crate::graph::writer_of(graph, concat) else {
                 continue;
             };
             let mut e = Emitter::new(graph, scope, &format!("{input}/rejoin"));
@@ -116,7 +108,10 @@ impl StaticPass<'_> {
         shapes: &crate::infer::ShapeTable,
         concats: &[String],
     ) -> Option<String> {
-        let first = concats.iter().filter_map(|c| position_of(graph, c)).min()?;
+        let first = concats
+            .iter()
+            .filter_map(|c| crate::graph::writer_of(graph, c))
+            .min()?;
         let node = graph.node[first].clone();
         let axis = int_attr(&node, "axis").ok()??;
         let mut e = Emitter::new(graph, scope, &format!("{}/rejoin", describe(&node)));
@@ -145,7 +140,7 @@ impl StaticPass<'_> {
         let index = e.reshape(&rows, &[-1]);
         e.insert(graph, first);
         for concat in concats {
-            let at = position_of(graph, concat)?;
+            let at = crate::graph::writer_of(graph, concat)?;
             let node = graph.node[at].clone();
             let mut e = Emitter::new(graph, scope, &describe(&node));
             let parts: Vec<String> = node.input.iter().map(|i| self.cut_of(graph, i).0).collect();
@@ -166,7 +161,7 @@ impl StaticPass<'_> {
     /// part of fixed size) and `None`.
     fn cut_of(&self, graph: &GraphProto, input: &str) -> (String, Option<String>) {
         if self.rejoined.contains_key(input) {
-            if let Some(slice) = position_of(graph, input).map(|at| &graph.node[at]) {
+            if let Some(slice) = crate::graph::writer_of(graph, input).map(|at| &graph.node[at]) {
                 return (slice.input[0].clone(), Some(slice.input[2].clone()));
             }
         }

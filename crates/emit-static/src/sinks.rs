@@ -301,11 +301,7 @@ fn emit_nms_over_rows(
 
 /// The node writing `name` (its first output).
 fn position_of(graph: &GraphProto, name: &str) -> usize {
-    graph
-        .node
-        .iter()
-        .position(|n| n.output.first().map(String::as_str) == Some(name))
-        .expect("the node the flow reached is still there")
+    crate::graph::writer_of(graph, name).expect("the node the flow reached is still there")
 }
 
 /// What each padded write needs: its data's fixed sizes and type, its indices' type, and a

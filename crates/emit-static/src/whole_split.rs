@@ -22,11 +22,7 @@ impl StaticPass<'_> {
         compacted: &Compacted,
     ) -> Result<(), StaticError> {
         for split in &flow.splits {
-            let Some(at) = graph
-                .node
-                .iter()
-                .position(|n| n.output.first() == Some(&split.output))
-            else {
+            let Some(at) = crate::graph::writer_of(graph, &split.output) else {
                 continue;
             };
             let mut node = graph.node[at].clone();

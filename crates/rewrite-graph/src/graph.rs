@@ -301,3 +301,12 @@ pub fn element_size(elem_type: i32) -> Option<usize> {
         _ => return None,
     })
 }
+
+/// The position in `graph` of the node whose first output is `name` (a rewrite finds its nodes
+/// by name: positions move as nodes are inserted).
+pub fn writer_of(graph: &GraphProto, name: &str) -> Option<usize> {
+    graph
+        .node
+        .iter()
+        .position(|n| n.output.first().map(String::as_str) == Some(name))
+}
