@@ -1,15 +1,22 @@
-"""Shared set-up of tests/deploy (the deploy stage of scripts/test, run by .venv-deploy-qnn's
+"""Shared set-up of tests/deploy (the deploy stages of scripts/test, run by .venv-deploy-qnn's
 Python): the rows each test records, written to build/deploy/report.md and report.json when the
-session ends (report.py)."""
+session ends (report.py). test_rknn.py belongs to the `deploy_rknn` stage alone
+(NONZERO_DEPLOY_RKNN=1), whose venv the other stages do not make."""
+
+import os
 
 import pytest
 
 import report
 
+RKNN = os.environ.get("NONZERO_DEPLOY_RKNN") == "1"
+# The deploy_rknn stage runs test_rknn.py alone; the others never collect it.
+collect_ignore = [] if RKNN else ["test_rknn.py"]
+
 
 @pytest.fixture(scope="session")
 def rows():
     """{judge: {(model id, form[, backend]): row}}: what each test records."""
-    table = {"qnn": {}, "litert": {}, "fuzz": {}}
+    table = {"qnn": {}, "litert": {}, "rknn": {}, "fuzz": {}}
     yield table
-    report.write(table)
+    report.write(table, name="report-rknn" if RKNN else "report")

@@ -155,3 +155,24 @@ def static_form(model, form):
 
 def node_count(path):
     return len(onnx.load(str(path), load_external_data=False).graph.node)
+
+
+def as_declared(got, static_path):
+    """A toolchain's outputs as the static ONNX model declares them (LiteRT's and RKNN's come
+    back narrower): int32 back to int64, [1] back to a scalar. Returns (outputs, what was
+    changed)."""
+    declared = {o.name: o.type.tensor_type for o in onnx.load(str(static_path), load_external_data=False).graph.output}
+    by_normal = {"".join(c for c in n.lower() if c.isalnum()): n for n in declared}
+    out, notes = {}, set()
+    for name, value in got.items():
+        if name not in declared:  # onnx2tf's rewrite of the name (`Identity:0` -> `Identity__0`)
+            name = by_normal["".join(c for c in name.lower() if c.isalnum())]
+        value = np.asarray(value)
+        kind = declared[name]
+        rank = len(kind.shape.dim)
+        if kind.elem_type == 7 and value.dtype == np.int32:  # TensorProto.INT64
+            value, _ = value.astype(np.int64), notes.add("int64 outputs come back int32")
+        if rank == 0 and value.shape == (1,):
+            value, _ = value.reshape(()), notes.add("scalars come back [1]")
+        out[name] = value
+    return out, sorted(notes)

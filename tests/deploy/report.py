@@ -43,9 +43,23 @@ def _litert(rows):
     return lines
 
 
+def _rknn(rows):
+    lines = ["## RKNN (rknn-toolkit2 2.5.0, rk3588, its simulator)", "",
+             "| Model | Form | Ops on the NPU / all | On the chip's CPU | Equal | Build (s) | Notes |",
+             "|---|---|---|---|---|---|---|"]
+    for (model, form), row in sorted(rows.items()):
+        notes = list(row.get("notes") or [])
+        if row.get("failed"):
+            notes.append(row["failed"].replace("|", "/"))
+        cpu = ", ".join(f"{op} {n}" for op, n in (row.get("cpu_ops") or {}).items()) or "none"
+        lines.append(f"| {model} | {form} | {_cell(row, 'on_npu')} / {_cell(row, 'ops')} | {cpu} | "
+                     f"{'yes' if row.get('equal') else 'no'} | {_cell(row, 'build_s')} | {'; '.join(notes)} |")
+    return lines
+
+
 def _summary(table):
     lines = ["## Summary", "", "| Judge | Form | Equal / judged |", "|---|---|---|"]
-    for judge in ("qnn", "litert"):
+    for judge in ("qnn", "litert", "rknn"):
         rows = table[judge]
         by_form = {}
         for key, row in rows.items():
@@ -58,16 +72,20 @@ def _summary(table):
     return lines
 
 
-def write(table):
+def write(table, name="report"):
+    """Writes build/deploy/<name>.md and <name>.json (deploy_rknn writes report-rknn, so that
+    the deploy stage's report stays)."""
     BUILD.mkdir(parents=True, exist_ok=True)
-    text = ["# The deploy stage's judges", ""] + _summary(table) + [""] + _qnn(table["qnn"]) + [""]
-    text += _litert(table["litert"]) + [""]
+    text = ["# The deploy stage's judges", ""] + _summary(table) + [""]
+    for judge, section in (("qnn", _qnn), ("litert", _litert), ("rknn", _rknn)):
+        if table[judge]:
+            text += section(table[judge]) + [""]
     if table.get("fuzz"):
         fuzz = table["fuzz"]
         text += ["## Generated chains on QNN HTP (test_fuzz_qnn.py)", "",
                  f"NONZERO_DEPLOY_FUZZ_SEED={fuzz.get('seed')}", ""]
         text += [f"- {k}: {v}" for k, v in sorted(fuzz.get("tally", {}).items())]
-    (BUILD / "report.md").write_text("\n".join(text) + "\n")
-    flat = {judge: [dict(row) for row in table[judge].values()] for judge in ("qnn", "litert")}
+    (BUILD / f"{name}.md").write_text("\n".join(text) + "\n")
+    flat = {judge: [dict(row) for row in table[judge].values()] for judge in ("qnn", "litert", "rknn")}
     flat["fuzz"] = table.get("fuzz", {})
-    (BUILD / "report.json").write_text(json.dumps(flat, indent=1, default=str))
+    (BUILD / f"{name}.json").write_text(json.dumps(flat, indent=1, default=str))

@@ -64,28 +64,6 @@ def _params():
     return out
 
 
-def _widened(got, static_path):
-    """LiteRT's outputs as the static ONNX model declares them: int32 back to int64, [1] back to a
-    scalar. Returns (outputs, what was changed)."""
-    import onnx
-
-    declared = {o.name: o.type.tensor_type for o in onnx.load(str(static_path), load_external_data=False).graph.output}
-    by_normal = {"".join(c for c in n.lower() if c.isalnum()): n for n in declared}
-    out, notes = {}, set()
-    for name, value in got.items():
-        if name not in declared:  # onnx2tf's rewrite of the name (`Identity:0` -> `Identity__0`)
-            name = by_normal["".join(c for c in name.lower() if c.isalnum())]
-        value = np.asarray(value)
-        kind = declared[name]
-        rank = len(kind.shape.dim)
-        if kind.elem_type == 7 and value.dtype == np.int32:  # TensorProto.INT64
-            value, _ = value.astype(np.int64), notes.add("int64 outputs come back int32")
-        if rank == 0 and value.shape == (1,):
-            value, _ = value.reshape(()), notes.add("scalars come back [1]")
-        out[name] = value
-    return out, sorted(notes)
-
-
 @pytest.mark.parametrize(("model", "form", "backend"), _params())
 def test_litert(model, form, backend, rows):
     row = rows["litert"].setdefault((model.id, form, backend), {"model": model.id, "form": form,
@@ -103,7 +81,7 @@ def test_litert(model, form, backend, rows):
         for case, got in zip(models.CASES, outputs):
             feeds = model.feeds(case)
             want = qnn.run(cpu, feeds)
-            got, row["notes"] = _widened(got, path)
+            got, row["notes"] = models.as_declared(got, path)
             compare_static(want, got, axes=report_axes(report), rounding=expected.LITERT_ROUNDING.get(model.id), pads={
                 name: -1 if np.asarray(got[name]).dtype == np.int64 else 0 for name in report_axes(report)})
     except AssertionError as e:

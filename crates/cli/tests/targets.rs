@@ -1,10 +1,10 @@
 //! `nonzero optimize --static --target NAME` (issue 38, item 2): the portable forms that NPU
 //! toolchains take. Each export below, made static for qnn, litert and rknn, is checked by
 //! `--check` on ONNX Runtime (every output, cut to its count, exactly the original's), and holds
-//! no integer Div or Mod, and for qnn and rknn no GatherElements; `--target` outside static mode and an unknown
-//! name are refused. The deploy stage (tests/deploy) runs the same forms on QNN HTP (which reads
-//! a negative gather index wrongly) and LiteRT. Needs ONNX Runtime
-//! (common::ort_dylib).
+//! no integer Div or Mod, for qnn and rknn no GatherElements, and for rknn no Slice of its own;
+//! `--target` outside static mode and an unknown name are refused. The deploy stages
+//! (tests/deploy) run the same forms on QNN HTP (which reads a negative gather index wrongly),
+//! LiteRT and RKNN. Needs ONNX Runtime (common::ort_dylib).
 
 mod common;
 
@@ -133,6 +133,21 @@ fn every_target_form_is_exact_on_onnx_runtime_and_has_no_div_or_mod() {
                 assert!(
                     !refused.contains(&op.as_str()),
                     "{target} {export}: {op} in the portable form"
+                );
+            }
+            // RKNN: the compaction writes no Slice (rknn-toolkit2 fails on its 1-D Slices; a
+            // Split and a ReduceSum stand in), so any Slice left is the export's own.
+            if target == "rknn" {
+                let original = std::fs::read(root().join(export)).unwrap();
+                let original = nodes(&ModelProto::decode(original.as_slice()).unwrap());
+                let slices = |ops: &[(String, Vec<String>)]| {
+                    ops.iter().filter(|(op, _)| op == "Slice").count()
+                };
+                assert!(
+                    slices(&ops) <= slices(&original),
+                    "{export}: {} Slices in the rknn form, {} in the export",
+                    slices(&ops),
+                    slices(&original)
                 );
             }
         }

@@ -97,7 +97,7 @@ pub fn emit(
         &[&empty, &slot, &positions],
         vec![int_attr("axis", 0)],
     );
-    let flat = e.slice1(&scattered, 0, c);
+    let flat = portable::head(e, &scattered, c, c + 1);
     let columns = e.range(c);
     let valid = e.binary("Less", &columns, &count);
     let padding = e.op("Not", &[&valid], vec![]);

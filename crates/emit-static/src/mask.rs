@@ -75,9 +75,10 @@ impl Selection {
     }
 
     /// int64 scalar: how many are selected, read off the running count's last element (one
-    /// pass fewer than a sum) when there is one.
+    /// pass fewer than a sum) when there is one. RKNN gets the sum: rknn-toolkit2 2.5.0's
+    /// converter fails on that Slice and Reshape to a scalar ("Got invalid dimensions").
     pub fn count_from(&mut self, e: &mut Emitter, running: &str, numel: i64) -> String {
-        if numel == 0 {
+        if numel == 0 || e.target == crate::Target::Rknn {
             return self.count(e);
         }
         let last = e.slice1(running, numel - 1, numel);

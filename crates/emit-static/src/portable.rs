@@ -15,8 +15,9 @@
 //!   Where then replaces with 0; a gather by positions reads the pad slot in the zero slab, or
 //!   the last position (`Min(position, numel - 1)`) where there is no slab.
 
-use super::emit::{int_attr, Emitter};
+use super::emit::{int_attr, ints_attr, Emitter};
 use super::mask::Selection;
+use super::Target;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::{GraphProto, NodeProto};
 use std::collections::{HashMap, HashSet};
@@ -44,6 +45,29 @@ pub fn pad_position(e: &Emitter, numel: i64) -> i64 {
     } else {
         -1
     }
+}
+
+/// The first `keep` elements of a 1-D tensor of `len`: a Slice, but for RKNN a Split in two
+/// whose second part nothing reads. rknn-toolkit2 2.5.0's converter rewrites a 1-D Slice into a
+/// Gather of the wrong length and then fails in its own gather fusion
+/// (`_p_fuse_gather_gather_reshape`: IndexError); it takes the Split.
+pub fn head(e: &mut Emitter, x: &str, keep: i64, len: i64) -> String {
+    if e.target != Target::Rknn {
+        return e.slice1(x, 0, keep);
+    }
+    if keep >= len {
+        return x.to_string();
+    }
+    let head = if e.opset() >= 13 {
+        let sizes = e.ints(&[keep, len - keep]);
+        e.op("Split", &[x, &sizes], vec![int_attr("axis", 0)])
+    } else {
+        let attributes = vec![int_attr("axis", 0), ints_attr("split", &[keep, len - keep])];
+        e.op("Split", &[x], attributes)
+    };
+    let tail = e.fresh("split_tail");
+    e.nodes.last_mut().expect("the Split").output.push(tail);
+    head
 }
 
 /// `[rank, C]` int64 coordinates of the positions `flat` (`[C]`, padded with `numel`), -1 at

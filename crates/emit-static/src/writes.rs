@@ -24,6 +24,7 @@
 
 use super::emit::Emitter;
 use super::mask::Selection;
+use super::portable;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_rewrite_graph::forms::spread_rows;
 use nonzero_rewrite_match::writes::updates::Updates;
@@ -57,7 +58,7 @@ pub fn emit(w: &MaskedWrite, e: &mut Emitter, output: &str) -> Option<()> {
         Updates::Listed(list) => {
             let rank = selection.running_count_as(e, index_type);
             let flat = e.reshape(data, &[numel]);
-            let first = e.slice1(&flat, 0, 1);
+            let first = portable::head(e, &flat, 1, numel);
             let list = e.reshape(list, &[-1]);
             let padded = e.concat(&[&first, &list], 0);
             let listed = e.gather_1d(&padded, &rank);
