@@ -129,6 +129,11 @@ def build_and_run(ident, path, feeds_list):
         for out_path in job["outputs"]:
             if result["stage"] == "done" and pathlib.Path(out_path).exists():
                 arrays = np.load(out_path)
+                if len(arrays.files) != len(outputs):
+                    result.update(stage="inference", error=f"RKNN returned {len(arrays.files)} outputs; the model "
+                                  f"has {len(outputs)}: {outputs}")
+                    runs.append(None)
+                    continue
                 runs.append({name: arrays[f"arr_{i}"] for i, name in enumerate(outputs)})
             else:
                 runs.append(None)

@@ -84,7 +84,7 @@ def invalid(entry, case):
     return entry is not None and base in entry.get("invalid_cases", [])
 
 
-def make_static(path, shapes, allow_dynamic=False, capacity=None):
+def make_static(path, shapes, allow_dynamic=False, capacity=None, target=None):
     """Runs `nonzero optimize --static`; returns (returncode, stdout+stderr, model path or None,
     report dict or None). The files live in a temporary directory kept for the caller."""
     work = pathlib.Path(tempfile.mkdtemp(prefix="nz-static-"))
@@ -96,6 +96,8 @@ def make_static(path, shapes, allow_dynamic=False, capacity=None):
         args.append("--allow-dynamic")
     if capacity is not None:
         args += ["--capacity", str(capacity)]
+    if target is not None:
+        args += ["--target", target]
     done = subprocess.run([*args, str(path), str(out)], capture_output=True, text=True)
     written = out if out.exists() else None
     parsed = json.loads(report.read_text()) if report.exists() else None

@@ -9,7 +9,9 @@
 //! coordinates[a] = flat / stride[a] % dims[a], and -1 past the count
 //! ```
 //!
-//! Past the capacity C the first C in row-major order are kept and the count saturates at C.
+//! (positions.rs writes `flat`; for `--target rknn` on at most 2048 elements it is float
+//! arithmetic that RKNN's NPU runs instead.) Past the capacity C the first C in row-major
+//! order are kept and the count saturates at C.
 //! A gather of the padded coordinates reads the last row at the padding (valid: the padding
 //! exists only when the mask, and so the data's leading dims, are not empty): a row of zeros
 //! appended to the data, or, where that copy would cost more than the output, the data's own
@@ -19,6 +21,7 @@ use super::emit::{int_attr, Emitter};
 use super::mask::Selection;
 use super::padding::{Flow, GatherKind, Reduction};
 use super::portable;
+use super::positions;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::NodeProto;
 use nonzero_rewrite_analysis::dims::checked_numel;
@@ -64,40 +67,23 @@ pub fn emit(
         return Some(empty_selection(e, dims.len() as i64, output));
     }
     let mut selection = Selection::of(e, mask, mask_type, numel)?;
-    let k = portable::running_count(e, &mut selection);
-    let total = selection.count_from(e, &k, numel);
+    let npu = positions::npu_form(e, numel);
+    let k = (!npu).then(|| portable::running_count(e, &mut selection));
+    let total = match &k {
+        Some(k) => selection.count_from(e, k, numel),
+        None => positions::npu_count(e, &selection),
+    };
     // Integer selections are written as arithmetic, not Where: ONNX Runtime 1.17.3's Where
     // gave the bytes of its bool condition as int64 indices here (all-true masks).
     let cap = e.scalar(c);
     let fits = e.binary("Less", &total, &cap);
     let count = choose(e, &fits, &total, &cap);
-    let one = e.scalar(1);
-    let before = e.binary("Sub", &k, &one);
-    // Kept: selected, and (under a capacity) among the first C. As int64 products, not And:
-    // ONNX Runtime 1.17.3 gave a stale And result on a session's later runs here.
-    let kept = if c < numel {
-        let cap_plus_one = e.scalar(c + 1);
-        let within = e.binary("Less", &k, &cap_plus_one);
-        let within = e.cast(&within, DataType::Int64);
-        let ones = selection.ones(e);
-        e.binary("Mul", &ones, &within)
-    } else {
-        selection.ones(e)
+    // `fill`: the scatter's pad position, -1 for the generic form (reused below).
+    let (flat, fill) = match &k {
+        Some(k) => positions::by_scatter(e, &mut selection, k, &cap, numel, c),
+        None => (positions::on_npu(e, &selection, numel, c), None),
     };
-    let step = e.binary("Sub", &before, &cap);
-    let scaled = e.binary("Mul", &kept, &step);
-    let slot = e.binary("Add", &scaled, &cap);
     let portable = e.target.portable();
-    let fill = e.scalar(portable::pad_position(e, numel));
-    let slots = e.ints(&[c + 1]);
-    let empty = e.op("Expand", &[&fill, &slots], vec![]);
-    let positions = e.range(numel);
-    let scattered = e.op(
-        "ScatterElements",
-        &[&empty, &slot, &positions],
-        vec![int_attr("axis", 0)],
-    );
-    let flat = portable::head(e, &scattered, c, c + 1);
     let columns = e.range(c);
     let valid = e.binary("Less", &columns, &count);
     let padding = e.op("Not", &[&valid], vec![]);
@@ -126,7 +112,10 @@ pub fn emit(
         let refs: Vec<&str> = rows.iter().map(String::as_str).collect();
         let coordinates = e.concat(&refs, 0);
         let valid_row = e.unsqueeze(&valid, &[0]);
-        let minus_one = if portable { e.scalar(-1) } else { fill };
+        let minus_one = match fill {
+            Some(fill) if !portable => fill,
+            _ => e.scalar(-1),
+        };
         choose(e, &valid_row, &coordinates, &minus_one);
     }
     e.finish_as(output);

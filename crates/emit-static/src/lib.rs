@@ -38,6 +38,7 @@ mod nms;
 mod outputs;
 mod padding;
 mod portable;
+mod positions;
 mod rejoin;
 mod scatter;
 mod scope;
@@ -207,7 +208,7 @@ pub fn run(
     pass.lower(graph, &scope)?;
     pass.graph(graph, &scope)?;
     if options.target.portable() {
-        portable::transpose_before_cast(graph);
+        portable::finish(graph, options.target);
     }
     pass.report.removed_nodes += dead::sweep(graph, &original);
     let known = std::mem::take(&mut pass.known);

@@ -45,7 +45,7 @@ impl Target {
             Target::Generic => return None,
             Target::Qnn => ("Gather for 1-D gathers, not GatherElements", "QNN HTP computes integer arithmetic in fp16 (exact only to 2048), reads a negative gather index wrongly, fails on a Transpose of int64 data, and QNN refuses GatherElements on rank-1 tensors"),
             Target::Litert => ("an int32 CumSum", "onnx2tf's flatbuffer_direct backend miscompiles an int64 CumSum and rejects negative gather indices"),
-            Target::Rknn => ("Gather for 1-D gathers, not GatherElements; a Split, not a Slice, for the compacted positions; the count as a ReduceSum", "rknn-toolkit2's converter fails on the generic forms' 1-D Slices (a Gather of the wrong length, then IndexError in its gather fusion) and on the count's Slice and Reshape to a scalar"),
+            Target::Rknn => ("Gather for 1-D gathers, not GatherElements; a Split, not a Slice, for the compacted positions; the count as a ReduceSum; up to 2048 mask elements the positions in float arithmetic (MatMul, Relu), not CumSum and ScatterElements", "rknn-toolkit2's converter fails on the generic forms' 1-D Slices (a Gather of the wrong length, then IndexError in its gather fusion) and on the count's Slice and Reshape to a scalar, and runs integer work on the chip's CPU, float work on the NPU (float16: exact to 2048)"),
         };
         Some(format!(
             "{}: coordinates gathered from constant per-axis index grids at the compacted positions (no integer Div or Mod); gather indices never negative (padding points at a pad slot; outputs keep -1 past the count); a Transpose of the coordinates before their cast to int64; {gathers}; because {toolchain}",
