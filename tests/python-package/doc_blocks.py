@@ -11,7 +11,7 @@ A block the stage must not run has a marker on the line just before its fence, w
 
 The reason is printed by the stage. The only reasons allowed are the four of issue 36: the full
 test suite (it is CI itself), the GPU, another platform, and Ray, and issue 38's NPU toolchains,
-which need their own Pythons and venvs (the deploy stage runs them; see SKIP_REASONS).
+which need their own Pythons and venvs (the deploy stages run them; see SKIP_REASONS).
 """
 
 import dataclasses
@@ -26,6 +26,7 @@ SKIP_REASONS = (
     "another platform",
     "the ray stage",
     "the deploy stage",
+    "the deploy_rknn stage",
 )
 MARKER = re.compile(r"<!--\s*docs-stage:\s*skip\s*\((.+)\)\s*-->")
 FENCE = re.compile(r"^(\s*)```(.*)$")

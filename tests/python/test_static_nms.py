@@ -200,13 +200,16 @@ def test_fixed_nms_takes_the_lower_index_first_among_equal_scores():
     run_property(ties=True)
 
 
-def test_unrolled_nms_of_the_npu_targets_equals_onnxruntime_on_distinct_scores():
-    """--target qnn (as litert and rknn): the greedy steps unrolled, no Loop (nms/unrolled.rs)."""
-    run_property(ties=False, target="qnn")
+@pytest.mark.parametrize("target", ["qnn", "rknn"])
+def test_unrolled_nms_of_the_npu_targets_equals_onnxruntime_on_distinct_scores(target):
+    """--target qnn (as litert) and rknn (its own lowest score, float16's): the greedy steps
+    unrolled, no Loop (nms/unrolled.rs)."""
+    run_property(ties=False, target=target)
 
 
-def test_unrolled_nms_of_the_npu_targets_takes_the_lower_index_first_among_equal_scores():
-    run_property(ties=True, target="qnn")
+@pytest.mark.parametrize("target", ["qnn", "rknn"])
+def test_unrolled_nms_of_the_npu_targets_takes_the_lower_index_first_among_equal_scores(target):
+    run_property(ties=True, target=target)
 
 
 def batched_nms_model(n, tested="b"):

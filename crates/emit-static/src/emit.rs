@@ -140,13 +140,19 @@ impl Emitter {
     /// The score that no score threshold passes, for the padding and the boxes masked out of an
     /// NMS: -inf, or for the NPU targets the lowest finite value (onnx2tf's flatbuffer_direct
     /// writes a -inf operand of Where as -3.4e38 but keeps a -inf threshold, so that the masked
-    /// boxes pass it). `None` for a type that is not floating-point.
+    /// boxes pass it); for RKNN float16's lowest, -65504: its converter corrects a constant
+    /// below -3e38 to -10000 in the masked scores but not in the threshold, so every masked box
+    /// passed it (a real score at or below -65504 then counts as masked where the model has no
+    /// threshold; RKNN computes in float16). `None` for a type that is not floating-point.
     pub fn unscored(&mut self, elem_type: i32) -> Option<String> {
         use DataType as T;
         if !self.target.portable() {
             return self.extreme(elem_type, true);
         }
+        let rknn = self.target == super::Target::Rknn;
         let raw: Vec<u8> = match T::try_from(elem_type).ok()? {
+            T::Float if rknn => (-65504f32).to_le_bytes().to_vec(),
+            T::Double if rknn => (-65504f64).to_le_bytes().to_vec(),
             T::Float => f32::MIN.to_le_bytes().to_vec(),
             T::Double => f64::MIN.to_le_bytes().to_vec(),
             T::Float16 => 0xfbffu16.to_le_bytes().to_vec(),
