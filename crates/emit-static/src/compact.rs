@@ -67,11 +67,15 @@ pub fn emit(
         return Some(empty_selection(e, dims.len() as i64, output));
     }
     let mut selection = Selection::of(e, mask, mask_type, numel)?;
-    let npu = positions::npu_form(e, numel);
-    let k = (!npu).then(|| portable::running_count(e, &mut selection));
-    let total = match &k {
-        Some(k) => selection.count_from(e, k, numel),
-        None => positions::npu_count(e, &selection),
+    // RKNN's NPU form reads the selection as float 0/1 (cast once); the others, the running count.
+    let npu = positions::npu_form(e, numel).then(|| e.cast(&selection.selected, DataType::Float));
+    let k = npu
+        .is_none()
+        .then(|| portable::running_count(e, &mut selection));
+    let total = match (&k, &npu) {
+        (Some(k), _) => selection.count_from(e, k, numel),
+        (None, Some(ones)) => positions::npu_count(e, ones),
+        (None, None) => unreachable!("one of the two forms"),
     };
     // Integer selections are written as arithmetic, not Where: ONNX Runtime 1.17.3's Where
     // gave the bytes of its bool condition as int64 indices here (all-true masks).
@@ -79,9 +83,10 @@ pub fn emit(
     let fits = e.binary("Less", &total, &cap);
     let count = choose(e, &fits, &total, &cap);
     // `fill`: the scatter's pad position, -1 for the generic form (reused below).
-    let (flat, fill) = match &k {
-        Some(k) => positions::by_scatter(e, &mut selection, k, &cap, numel, c),
-        None => (positions::on_npu(e, &selection, numel, c), None),
+    let (flat, fill) = match (&k, &npu) {
+        (Some(k), _) => positions::by_scatter(e, &mut selection, k, &cap, numel, c),
+        (None, Some(ones)) => (positions::on_npu(e, ones, numel, c), None),
+        (None, None) => unreachable!("one of the two forms"),
     };
     let portable = e.target.portable();
     let columns = e.range(c);

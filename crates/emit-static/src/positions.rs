@@ -7,7 +7,7 @@
 //!   float arithmetic that RKNN runs on the NPU (MatMul, Sub, Abs, Relu), where the scatter's
 //!   int64 arithmetic, CumSum and ScatterElements all run on the chip's CPU.
 
-use super::emit::{int_attr, Emitter};
+use super::emit::{int_attr, ints_attr, Emitter};
 use super::mask::Selection;
 use super::portable;
 use super::Target;
@@ -61,10 +61,10 @@ pub fn by_scatter(
     (portable::head(e, &scattered, c, c + 1), Some(fill))
 }
 
-/// The selected count as an int64 scalar, summed in float (RKNN's NPU reduces floats).
-pub fn npu_count(e: &mut Emitter, selection: &Selection) -> String {
-    let ones = e.cast(&selection.selected, DataType::Float);
-    let total = e.sum_all(&ones);
+/// The selected count as an int64 scalar, summed in float (RKNN's NPU reduces floats): `ones`
+/// is the selection as float 0/1, `[numel]`.
+pub fn npu_count(e: &mut Emitter, ones: &str) -> String {
+    let total = e.sum_all(ones);
     e.cast(&total, DataType::Int64)
 }
 
@@ -80,10 +80,10 @@ pub fn npu_count(e: &mut Emitter, selection: &Selection) -> String {
 ///
 /// Each column of S has at most one 1, so each product sums one term: exact wherever the
 /// integers are (float16: up to 2048). A slot past C has no column: the first C are kept.
-pub fn on_npu(e: &mut Emitter, selection: &Selection, numel: i64, c: i64) -> String {
+/// `ones` is the selection as float 0/1, `[numel]`.
+pub fn on_npu(e: &mut Emitter, ones: &str, numel: i64, c: i64) -> String {
     let n = numel as usize;
-    let ones = e.cast(&selection.selected, DataType::Float);
-    let row = e.reshape(&ones, &[1, numel]);
+    let row = e.reshape(ones, &[1, numel]);
     let mut upper = vec![0f32; n * n];
     for i in 0..n {
         upper[i * n + i..(i + 1) * n].fill(1.0);
@@ -103,11 +103,7 @@ pub fn on_npu(e: &mut Emitter, selection: &Selection, numel: i64, c: i64) -> Str
     let pad = portable::pad_position(e, numel) as f32;
     let offsets: Vec<f32> = (0..numel).map(|p| p as f32 - pad).collect();
     let offsets = e.floats(&offsets, &[numel, 1]);
-    let picks = e.op(
-        "Transpose",
-        &[&picks],
-        vec![super::emit::ints_attr("perm", &[1, 0])],
-    );
+    let picks = e.op("Transpose", &[&picks], vec![ints_attr("perm", &[1, 0])]);
     let picked = e.op("MatMul", &[&picks, &offsets], vec![]);
     let pad = e.floats(&[pad], &[]);
     let flat = e.binary("Add", &picked, &pad);
