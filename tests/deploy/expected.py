@@ -247,6 +247,19 @@ for _form in ("generic", "qnn", "litert"):
     FAULTS["qnn", _form, "real/mixtral_ts17.onnx"] = HTP_ONEHOT
     LITERT.setdefault(FB_SPLIT_PARTS, []).append(("real/mixtral_ts17.onnx", _form, "flatbuffer_direct"))
     LITERT.setdefault(TF_MIXTRAL_MUL, []).append(("real/mixtral_ts17.onnx", _form, "tf_converter"))
+# LLaVA (models/real/families, deploy_all only): fully static, and every judge fails it on its
+# own arithmetic or ops.
+HTP_LLAVA = ("QNN HTP puts LLaVA's logits further from ONNX Runtime CPU than the original on HTP (about half of "
+             "them, by up to 2e-4: its fp16 decoder over the image features written by a Where, not the "
+             "original's ScatterND; not narrowed down)")
+FB_LLAVA = ("onnx2tf's flatbuffer_direct leaves the shape_signature -1 on three of LLaVA's tensors (a toolchain "
+            "fault, not yet narrowed down)")
+TF_LLAVA_ERF = ("onnx2tf's tf_converter writes LLaVA's projector GELU (Erf) as the Flex op FlexErf, which is not a "
+                "LiteRT builtin (the model's own op)")
+for _form in ("generic", "qnn", "litert"):
+    FAULTS["qnn", _form, "families/llava_ts17.onnx"] = HTP_LLAVA
+    LITERT.setdefault(FB_LLAVA, []).append(("families/llava_ts17.onnx", _form, "flatbuffer_direct"))
+    LITERT.setdefault(TF_LLAVA_ERF, []).append(("families/llava_ts17.onnx", _form, "tf_converter"))
 for _why, _cases in LITERT.items():
     for _model, _form, _backend in _cases:
         FAULTS["litert", _form, _model, _backend] = _why

@@ -32,9 +32,9 @@ ALL = os.environ.get("NONZERO_DEPLOY_ALL") == "1"
 FORMS_QNN = FORMS if ALL else ("generic", "qnn")
 FORMS_LITERT = FORMS if ALL else ("generic", "litert")
 # Real exports that --static makes fully static (issue 37 is making them so): two run in CI,
-# the rest in `deploy_all`. Each is models/real's manifest file name.
+# the rest in `deploy_all`. Each is models/real's (or models/real/families') file name.
 REAL_IN_CI = ("bart_ts17.onnx", "bart_dynamo18.onnx")
-REAL_ALL = ("mixtral_ts17.onnx",)
+REAL_ALL = ("mixtral_ts17.onnx", "llava_ts17.onnx")
 # Hand-made models past 2048: (kind, mask shape, tail of x beyond the mask).
 WIDE = [("nonzero", (3000,), ()), ("nonzero", (8, 320), ()), ("x_mask", (8, 320), (3,)),
         ("x_mask", (2, 10, 128), ()), ("mask_assign", (8, 320), ())]
@@ -85,7 +85,7 @@ def _export_models():
     for export in exports.exports():
         if export.id in stays:
             continue
-        if export.id.startswith("real/"):
+        if export.id.startswith(("real/", "families/")):
             name = export.id.split("/", 1)[1]
             if name not in REAL_IN_CI + (REAL_ALL if ALL else ()):
                 continue

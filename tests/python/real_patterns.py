@@ -10,7 +10,7 @@ import numpy as np
 
 from onnx_cases import ROOT
 
-FOLDERS = [ROOT / "models/real" / d for d in ("tf2onnx", "paddle2onnx", "torch_patterns")]
+FOLDERS = [ROOT / "models/real" / d for d in ("tf2onnx", "paddle2onnx", "torch_patterns", "families")]
 MANIFESTS = {folder.name: json.loads((folder / "manifest.json").read_text()) for folder in FOLDERS}
 EXPORTS = [dict(e, folder=folder) for folder in FOLDERS for e in MANIFESTS[folder.name] if "file" in e]
 FAILED = [e for m in MANIFESTS.values() for e in m if "file" not in e]
@@ -52,7 +52,33 @@ def values(spec, dims, case, rng):
             top = np.arange(dims[-1]) if case == "none" else np.arange(dims[-1])[::-1]
             logits += np.where(top < 2, 10.0 * (2 - top), 0.0).astype(dtype)
         return logits
+    if kind == "image":  # pixels in [0, 1): random, blank, white, or dim but for one bright row
+        if case in ("none", "all"):
+            return np.full(dims, float(case == "all"), dtype)
+        image = rng.random(dims).astype(dtype)
+        if case == "one":
+            image *= 0.1
+            image[..., rng.integers(dims[-2]), :] = 1.0
+        return image
+    if kind == "ones":
+        return np.ones(dims, dtype)
+    if kind.startswith("image_tokens:"):
+        return image_tokens(kind, dims, case, rng).astype(dtype)
     raise ValueError(f"unknown values {kind!r}")
+
+
+def image_tokens(kind, dims, case, rng):
+    """Token ids `[batch, sequence]` for a vision-language model, `image_tokens:ID:N`: ids below ID,
+    and in each row the image's N tokens (id ID) in one run at a random place ("random"), none
+    ("none"), N at the start ("all") or one ("one"). The model writes the image's features over
+    them; more than N per row fails in the original (too few features)."""
+    token, count = (int(v) for v in kind.split(":")[1:])
+    ids = rng.integers(3, token, dims)
+    for row in ids.reshape(-1, dims[-1]):
+        run = {"random": count, "none": 0, "all": count, "one": 1}[case]
+        start = 0 if case == "all" else int(rng.integers(dims[-1] - run + 1))
+        row[start:start + run] = token
+    return ids
 
 
 def inputs(entry, size, case, seed=0):

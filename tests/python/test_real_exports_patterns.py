@@ -71,14 +71,15 @@ def runs(entry, valid=True):
 
 def test_manifests_are_true():
     """Each folder's .onnx files are its manifest's, each with its true NonZero count and size
-    (a few KB), each graph input as the manifest says (name, dtype, static dims), and each
+    (a few KB; models/real/families' real architectures under 1 MB), each graph input as the manifest says (name, dtype, static dims), and each
     failed or NonZero-free export says why. Every exporter is there."""
     for folder in rp.FOLDERS:
         on_disk = sorted(p.name for p in folder.glob("*.onnx"))
         assert on_disk == sorted(e["file"] for e in rp.EXPORTS if e["folder"] == folder), folder
     for entry in rp.EXPORTS:
         model = onnx.load(str(rp.path(entry)))
-        assert rp.path(entry).stat().st_size == entry["bytes"] < 64 * 1024, entry["file"]
+        limit = 1024 * 1024 if entry["folder"].name == "families" else 64 * 1024
+        assert rp.path(entry).stat().st_size == entry["bytes"] < limit, entry["file"]
         assert rx.op_counts(model)["NonZero"] == entry["nonzero"] > 0, entry["file"]
         graph_inputs = [i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
         assert [i.name for i in graph_inputs] == [s["name"] for s in entry["inputs"]], entry["file"]

@@ -41,7 +41,8 @@ FLOAT_REDUCTIONS = {
     "torch_patterns/masked_prod_dynamo18.onnx": {"y"},
 }
 # Exports whose selections are nested (boxes filtered by score, then the kept boxes by size).
-NESTED = {"exported/detection_postprocess_dynamo18.onnx", "exported/detection_postprocess_ts17.onnx"}
+NESTED = {"exported/detection_postprocess_dynamo18.onnx", "exported/detection_postprocess_ts17.onnx",
+          "families/superpoint_dynamo18.onnx"}  # the pixels above the threshold, then off the border
 DATA_DEPENDENT = {"NonZero", "NonMaxSuppression", "Unique", "Compress"}
 
 

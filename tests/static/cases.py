@@ -18,12 +18,17 @@ random, with NaN, -0.0 and the denormals of handmade.DENORMALS at distinct place
 input (as many as fit)."""
 
 import functools
+import pathlib
+import sys
 import zlib
 
 import numpy as np
 import onnx
 
 from handmade import DENORMALS, flush_denormals
+
+sys.path.append(str(pathlib.Path(__file__).resolve().parents[1] / "python"))
+import real_patterns  # noqa: E402  (the pattern folders' other kinds of values)
 
 CASES = ("random", "none", "all", "one", "specials")
 # Ops that hand a value to NonZero unchanged (as far as "is it zero" goes).
@@ -136,7 +141,8 @@ def _values(role, dtype, dims, case, rng):
             top = np.arange(dims[-1]) if case == "none" else np.arange(dims[-1])[::-1]
             logits += np.where(top < 2, 10.0 * (2 - top), 0.0).astype(dtype)
         return logits
-    raise ValueError(f"no values for the role {role!r}")
+    # A pattern folder's other kinds (models/real/families: "ones", "image_tokens:ID:N").
+    return real_patterns.values({"values": role, "dtype": np.dtype(dtype).name}, dims, case, rng)
 
 
 def with_specials(value, rng):

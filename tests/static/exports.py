@@ -11,7 +11,7 @@ REAL = ROOT / "models" / "real"
 # Every symbolic size of a models/exported input (their dims are named alike where they must
 # agree, and any common size is valid for them).
 EXPORTED_SIZE = 6
-PATTERN_FOLDERS = ("tf2onnx", "paddle2onnx", "torch_patterns")
+PATTERN_FOLDERS = ("tf2onnx", "paddle2onnx", "torch_patterns", "families")
 # IREE compiles the small exports, SSDlite (issue 26: its NonMaxSuppression after a NonZero
 # fails in 25 s) and Faster R-CNN once static (issue 37). The other detectors and Longformer
 # (43 s to compile) are left to keep the stage short on 2 cores.

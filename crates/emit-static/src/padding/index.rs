@@ -78,6 +78,20 @@ pub(super) fn index_work(
     };
     match op {
         "Mul" | "Add" if node.input.len() == 2 => index_step(),
+        // A coordinate compared with a fixed bound (`r >= border`): a bool per row; the
+        // padding's is whatever -1 gives, and a second selection masks it off.
+        "Less" | "LessOrEqual" | "Greater" | "GreaterOrEqual" | "Equal"
+            if t.coords && node.input.len() == 2 =>
+        {
+            let other = &node.input[1 - slot.min(1)];
+            let count = count?;
+            let fixed = super::static_dims(view.shapes, other).is_some_and(|d| d.len() <= 1)
+                && view.shapes.values(other).is_some();
+            Some(match kept_axis(view, node, t.axis, t.rank, count) {
+                Some((axis, rank)) if fixed => push(None, axis, rank, true),
+                _ => Next::Refuse,
+            })
+        }
         "Cast" if t.index.is_some() => index_step(),
         "Gather" if slot == 1 && t.index.is_some() && t.rank == 1 => {
             let data = super::static_dims(view.shapes, &node.input[0])?;

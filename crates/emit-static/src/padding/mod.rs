@@ -8,12 +8,14 @@ use super::static_dims;
 use crate::graph::{describe, int_attr};
 use crate::trace::View;
 
+mod columns;
 mod coords;
 mod flow;
 mod index;
 mod joins;
 mod picks;
 mod regroup;
+mod reshape;
 mod rows;
 mod shapes;
 mod spatial;
@@ -25,7 +27,7 @@ pub use flow::{CountStep, Flow, GatherKind, MaskedIndex, Reduction, Regrouped, T
 pub use picks::RowPick;
 pub use split::WholeSplit;
 use std::collections::HashSet;
-use steps::{column_step, shape_of_self, width_one, BINARY, BOOL, INT64, ROW_OPS, UNARY};
+use steps::{shape_of_self, BINARY, BOOL, INT64, ROW_OPS, UNARY};
 
 /// One padded tensor on the way: its padded axis, its rank, and whether it still holds
 /// coordinates (-1 padding) rather than values.
@@ -219,6 +221,7 @@ fn follow_from(
                     rows::Next::Other => {}
                 }
                 let coords_2d = t.coords && t.rank == 2 && t.axis == 0;
+                let rows_2d = t.coords && t.rank == 2 && t.axis == 1;
                 let column = t.coords && t.rank == 1;
                 match op {
                     "Transpose" if node.output.len() == 1 => {
@@ -259,9 +262,13 @@ fn follow_from(
                             Err(()) => return refuse(),
                         }
                     }
-                    // GatherND of padded rows at a second selection's coordinates, as Gather above.
+                    // GatherND of padded rows at a second selection's coordinates, as Gather
+                    // above; rows of coordinates too (SuperPoint's keypoints kept off the border).
                     "GatherND"
-                        if !t.coords && slot == 0 && t.axis == 0 && node.input.len() == 2 =>
+                        if (!t.coords || coords_2d)
+                            && slot == 0
+                            && t.axis == 0
+                            && node.input.len() == 2 =>
                     {
                         if int_attr(node, "batch_dims").ok().flatten().unwrap_or(0) != 0 {
                             return refuse();
@@ -285,51 +292,12 @@ fn follow_from(
                     },
                     // Columns put side by side ([`joins`]).
                     "Concat" if joins.arrive(node, &t) || joins.rejoin(node, &t) => {}
-                    "Split" | "Gather" | "Slice" if slot == 0 && coords_2d => {
-                        let Some(rank) = column_step(view, node, op) else {
-                            return refuse();
-                        };
-                        for out in &node.output {
-                            todo.push(Padded {
-                                name: out.clone(),
-                                ..step(0, rank, true)
-                            });
+                    // Coordinates taken apart into columns ([`columns`]).
+                    _ if columns::applies(op, slot, coords_2d, rows_2d, column) => {
+                        match columns::step(view, node, op, &t, mask_dims) {
+                            Some(next) => todo.extend(next),
+                            None => return refuse(),
                         }
-                    }
-                    "Squeeze"
-                        if coords_2d
-                            && view
-                                .axes(node, "axes", 1)
-                                .is_some_and(|a| matches!(a.as_slice(), [1] | [-1])) =>
-                    {
-                        todo.push(step(0, 1, true))
-                    }
-                    "Unsqueeze"
-                        if column
-                            && view
-                                .axes(node, "axes", 1)
-                                .is_some_and(|a| matches!(a.as_slice(), [1] | [-1])) =>
-                    {
-                        todo.push(step(0, 2, true))
-                    }
-                    // Reshape to [-1] of a column, or of `[C, 1]` coordinates (of a 1-D mask, or
-                    // one column of an NMS's rows): the column itself.
-                    "Reshape"
-                        if (column
-                            || (coords_2d
-                                && (mask_dims.len() == 1 || width_one(view, &t.name))))
-                            && node.input.len() == 2
-                            && view.const_ints(&node.input[1]) == Some(vec![-1]) =>
-                    {
-                        todo.push(step(0, 1, true))
-                    }
-                    // A column given unit axes (`idx.view(-1, 1, 1, 1)`), spread by an Expand.
-                    "Reshape" if column && steps::unit_axes(view, node) => {
-                        let rank = view.shapes.get(&node.output[0]).rank().unwrap_or(0);
-                        todo.push(Padded {
-                            spread: true,
-                            ..step(0, rank, true)
-                        })
                     }
                     "GatherND" if coords_2d && slot == 1 && node.input.len() == 2 => {
                         let Some((kind, rank)) =
@@ -355,6 +323,16 @@ fn follow_from(
                             Some(Ok((axis, rank))) => todo.push(step(axis, rank, false)),
                             Some(Err(reduction)) => flow.reductions.push(reduction),
                             None => return refuse(),
+                        }
+                    }
+                    // Norms within each row (`normalize(x, dim=1)` of descriptors): row-wise.
+                    "ReduceL1" | "ReduceL2" | "ReduceSumSquare" if !t.coords => {
+                        match steps::reduction(view, node, t.axis, t.rank) {
+                            Some(Ok((axis, rank))) => todo.push(Padded {
+                                dirty: true,
+                                ..step(axis, rank, false)
+                            }),
+                            _ => return refuse(),
                         }
                     }
                     // f(0) is not the fill (Exp, Neg's -0.0): a graph output is padded again.

@@ -8,7 +8,6 @@ use super::Padded;
 use crate::infer::Dim;
 use crate::trace::View;
 use nonzero_proto::onnx::NodeProto;
-use nonzero_rewrite_analysis::dims::checked_numel;
 
 /// The padded axis's size: the selection's count, a size no other tensor has by chance.
 pub(super) fn count_dim(view: &View, name: &str, axis: usize) -> Option<Dim> {
@@ -142,55 +141,7 @@ pub(super) fn row_work(
             false,
             t.dirty,
         ),
-        "Reshape"
-            if slot == 0
-                && !t.coords
-                && view.shapes.get(&node.output[0]).dims == view.shapes.get(&t.name).dims =>
-        {
-            next(t.axis, t.rank, false, false, t.dirty)
-        }
-        // Rows reshaped as rows: the count first, the rest of each row's elements regrouped.
-        "Reshape" if slot == 0 && !t.coords && t.axis == 0 => {
-            let Some(count) = count else {
-                return Next::Refuse;
-            };
-            let rest = |name: &str| -> Option<i64> {
-                let dims = view.shapes.get(name).dims?;
-                (dims.first() == Some(count)).then_some(())?;
-                let row: Option<Vec<i64>> = dims[1..].iter().map(Dim::as_static).collect();
-                checked_numel(&row?)
-            };
-            // Or a shape `[-1, rest...]` whose rest holds a row's elements (`[n, 1]` to `[-1]`).
-            let by_shape = node
-                .input
-                .get(1)
-                .and_then(|s| view.const_ints(s))
-                .and_then(|s| {
-                    let rest: Option<Vec<i64>> =
-                        s[1..].iter().map(|&d| (d > 0).then_some(d)).collect();
-                    let rest = checked_numel(&rest?);
-                    (s.first() == Some(&-1)).then_some((rest?, s.len()))
-                });
-            match (rest(&t.name), rest(&node.output[0]), by_shape) {
-                (Some(a), Some(b), _) if a == b => {
-                    let rank = view.shapes.get(&node.output[0]).rank().unwrap_or(0);
-                    next(0, rank, false, false, t.dirty)
-                }
-                (Some(a), _, Some((b, rank))) if a == b => next(0, rank, false, false, t.dirty),
-                // `[C, k * b] -> [-1, b]`: each row becomes k rows, the padding's last (the
-                // scores of every class, flattened: count * k).
-                (Some(a), _, Some((b, rank))) if b > 0 && a % b == 0 => {
-                    match next(0, rank, false, false, t.dirty) {
-                        Next::Push(mut p) => {
-                            p.count = vec![super::CountStep::Scale(a / b)];
-                            Next::Push(p)
-                        }
-                        other => other,
-                    }
-                }
-                _ => Next::Refuse,
-            }
-        }
+        "Reshape" if slot == 0 && !t.coords => super::reshape::reshaped(view, node, t, count),
         // Split of values along another axis (a box's coordinates): each part padded alike.
         "Split" if slot == 0 && !t.coords => {
             let axis = crate::graph::int_attr(node, "axis")
@@ -206,6 +157,15 @@ pub(super) fn row_work(
         // padding): a pooled map per roi.
         "RoiAlign" if matches!(slot, 1 | 2) && !t.coords && t.axis == 0 => {
             next(0, 4, false, false, true)
+        }
+        // GridSample at padded grid points `[N, H, W, 2]` (along H or W) of a fixed image:
+        // each output point is sampled at its own grid point (SuperPoint's descriptors).
+        "GridSample" if slot == 1 && !t.coords && t.rank == 4 && matches!(t.axis, 1 | 2) => {
+            if super::static_dims(view.shapes, &node.input[0]).is_some() {
+                next(t.axis + 1, 4, false, false, true)
+            } else {
+                Next::Refuse
+            }
         }
         // Clip to fixed bounds (scalars, or none): elementwise; f(0) may not be the fill.
         "Clip" if slot == 0 && !t.coords => {
@@ -323,21 +283,12 @@ pub(super) fn row_work(
                 true,
             )
         }
-        // A write at the padded coordinates (index_add, index_put): the padding's rows are
-        // written to a slot appended to the data, then dropped (scatter.rs).
-        "ScatterElements" | "ScatterND" if t.axis == 0 => match slot {
-            1 if t.coords
-                && (op == "ScatterND" || t.spread || t.rank == 1)
-                && (op == "ScatterElements" || t.rank == 2) =>
-            {
-                Next::Write { indices: true }
-            }
-            2 if !t.coords => Next::Write { indices: false },
-            // Writes into padded rows at other indices (a second selection's, which picks valid
-            // rows only; the flow checks they are not this selection's): rows stay rows.
-            0 if !t.coords => next(t.axis, t.rank, false, false, t.dirty),
-            _ => Next::Refuse,
-        },
+        // A write along another axis whose data, indices and updates are all padded alike
+        // (dynamo's select_scatter of `out[0, :n] = v`): each output row is its own rows'.
+        "ScatterElements" if !t.coords && scatter_along_other_axis(view, node, t, count) => {
+            next(t.axis, t.rank, false, false, true)
+        }
+        "ScatterElements" | "ScatterND" if t.axis == 0 => scatter_at_rows(op, slot, t),
         // Padded alike but broadcast along other axes ([C, 8] * [C, 1]).
         _ if super::steps::BINARY.contains(&op)
             && !t.coords
@@ -354,6 +305,45 @@ pub(super) fn row_work(
             }
         }
         _ => Next::Other,
+    }
+}
+
+/// A ScatterElements along an axis other than the padded one, its data, indices and updates
+/// all padded alike.
+fn scatter_along_other_axis(
+    view: &View,
+    node: &NodeProto,
+    t: &Padded,
+    count: Option<&Dim>,
+) -> bool {
+    let axis = crate::graph::int_attr(node, "axis")
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+    let other_axis = crate::infer::axis_in(axis, t.rank).is_some_and(|a| a != t.axis);
+    let alike = count.is_some_and(|c| {
+        node.input
+            .iter()
+            .all(|i| padded_alike(view, i, t.axis, t.rank, c))
+    });
+    node.input.len() == 3 && other_axis && alike
+}
+
+/// A write at the padded coordinates (index_add, index_put): the padding's rows are written to
+/// a slot appended to the data, then dropped (scatter.rs).
+fn scatter_at_rows(op: &str, slot: usize, t: &Padded) -> Next {
+    match slot {
+        1 if t.coords
+            && (op == "ScatterND" || t.spread || t.rank == 1)
+            && (op == "ScatterElements" || t.rank == 2) =>
+        {
+            Next::Write { indices: true }
+        }
+        2 if !t.coords => Next::Write { indices: false },
+        // Writes into padded rows at other indices (a second selection's, which picks valid
+        // rows only; the flow checks they are not this selection's): rows stay rows.
+        0 if !t.coords => push(t.axis, t.rank, false, false, t.dirty, None),
+        _ => Next::Refuse,
     }
 }
 

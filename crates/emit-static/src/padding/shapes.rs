@@ -76,6 +76,14 @@ fn read(
         alike: vec![],
         sized_slices: vec![],
     };
+    // `Shape(q, start, end)` of the padded axis alone (the dynamo exporter's `len(q)`): a list
+    // of that one size.
+    if shape_of_axis(view, shape, axis, rank) {
+        let sizes = uses.used_as_size(view, shape, Some(0), true, 0);
+        alike.append(&mut uses.alike);
+        sliced.append(&mut uses.sized_slices);
+        return sizes.then_some(uses.made);
+    }
     let sizes = view.index.readers_of(shape).iter().all(|&(r, slot)| {
         let node = &view.graph.node[r];
         let picked = (view.is_op(node, "Gather") && slot == 0 && node.input.len() == 2)
@@ -93,6 +101,24 @@ fn read(
     alike.append(&mut uses.alike);
     sliced.append(&mut uses.sized_slices);
     sizes.then_some(uses.made)
+}
+
+/// True when `shape` is `Shape(q, start, end)` of axis `axis` alone, q of rank `rank`.
+fn shape_of_axis(view: &View, shape: &str, axis: usize, rank: usize) -> bool {
+    let Some(node) = view.producer(shape) else {
+        return false;
+    };
+    let attr = |name: &str| crate::graph::int_attr(node, name).ok().flatten();
+    // A whole Shape (no start or end) is read by the steps below, as a list of every size.
+    if attr("start").is_none() && attr("end").is_none() {
+        return false;
+    }
+    let bound = |v: Option<i64>, default: i64| {
+        let v = v.unwrap_or(default);
+        (if v < 0 { v + rank as i64 } else { v }).clamp(0, rank as i64)
+    };
+    let (start, end) = (bound(attr("start"), 0), bound(attr("end"), rank as i64));
+    view.is_op(node, "Shape") && start == axis as i64 && end == start + 1
 }
 
 /// True when axis `at` of `q` has a fixed size.
@@ -167,7 +193,19 @@ impl SizeUses<'_> {
                         others_fixed && list && used_as_k(view, &node.output[0], count, depth + 1)
                     }
                     "Reshape" if slot == 1 => data_alike(),
-                    "Expand" => slot == 1 && data_alike(),
+                    "Expand" if slot == 1 && data_alike() => true,
+                    // `zeros(len(q), ...)` as the dynamo exporter writes it: a fixed fill
+                    // expanded to the sizes, padded alike along `at`.
+                    "Expand" => {
+                        let out_rank = view.shapes.get(&node.output[0]).rank();
+                        let fill = super::static_dims(view.shapes, &node.input[0])
+                            .is_some_and(|d| d.iter().all(|&x| x == 1));
+                        let made = slot == 1 && fill && at.is_some() && out_rank.is_some();
+                        if let (true, Some(at), Some(rank)) = (made, at, out_rank) {
+                            self.made.push((node.output[0].clone(), at, rank));
+                        }
+                        made
+                    }
                     // The list itself reshaped to a list, or TorchScript's expand of -1
                     // (`Where(sizes == -1, 1, sizes)`): still sizes, the count never -1.
                     "Reshape" | "Equal" | "Where" => {

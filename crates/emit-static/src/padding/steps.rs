@@ -78,13 +78,16 @@ pub(super) fn reduced_axes(view: &View, node: &NodeProto, rank: usize) -> Option
     axes.iter().all(|&a| a < rank).then_some(axes)
 }
 
-/// The one column a node takes along axis 1 of `[C, k]` coordinates (Split with one output, a
-/// Slice of width 1, or Gather of a constant index), keeping rank 2 or (Gather) dropping it.
-pub(super) fn column_step(view: &View, node: &NodeProto, op: &str) -> Option<usize> {
+/// The one column a node takes of `[C, k]` coordinates along axis 1 (`along` 1), or the one
+/// row of `[k, C]` coordinates along axis 0 (`along` 0: NonZero's own layout, dynamo's
+/// `unbind`): Split with one output, a Slice of width 1, or Gather of a constant index,
+/// keeping rank 2 or (Gather of a scalar) dropping it.
+pub(super) fn column_step(view: &View, node: &NodeProto, op: &str, along: i64) -> Option<usize> {
+    let is_along = |axis: i64| axis == along || axis == along - 2;
     match op {
         "Split" => {
             let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
-            matches!(axis, 1 | -1).then_some(2)
+            is_along(axis).then_some(2)
         }
         "Slice" if node.input.len() >= 4 => {
             let ints = |slot: usize| match node.input.get(slot).filter(|n| !n.is_empty()) {
@@ -95,7 +98,7 @@ pub(super) fn column_step(view: &View, node: &NodeProto, op: &str) -> Option<usi
             // Columns s..e (an NMS's batch and class columns, say), each padded with -1.
             let columns =
                 matches!((starts.as_slice(), ends.as_slice()), ([s], [e]) if *s >= 0 && e > s);
-            (columns && matches!(axes.as_slice(), [1] | [-1]) && steps == [1]).then_some(2)
+            (columns && matches!(axes.as_slice(), [a] if is_along(*a)) && steps == [1]).then_some(2)
         }
         "Gather" if node.input.len() == 2 => {
             let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
@@ -106,7 +109,7 @@ pub(super) fn column_step(view: &View, node: &NodeProto, op: &str) -> Option<usi
                 Some(1) => 2,
                 _ => return None,
             };
-            (matches!(axis, 1 | -1) && index.len() == 1).then_some(rank)
+            (is_along(axis) && index.len() == 1).then_some(rank)
         }
         _ => None,
     }
@@ -170,9 +173,16 @@ pub(super) fn width_one(view: &View, name: &str) -> bool {
     dims.is_some_and(|d| d.len() == 2 && d[1].as_static() == Some(1))
 }
 
+/// True when `name` is one row `[1, C]` of coordinates in NonZero's layout.
+pub(super) fn width_one_row(view: &View, name: &str) -> bool {
+    let dims = view.shapes.get(name).dims;
+    dims.is_some_and(|d| d.len() == 2 && d[0].as_static() == Some(1))
+}
+
 /// Ops that read padded rows in a slot other than the first: the other operand of a row-wise
-/// product, a write's indices and updates, NMS's scores.
+/// product, a write's indices and updates, NMS's scores, GridSample's grid.
 pub(super) const ROW_OPS: &[&str] = &[
+    "GridSample",
     "Gemm",
     "MatMul",
     "ScatterElements",

@@ -17,6 +17,7 @@ mod static_capacities;
 mod static_folding;
 mod static_fuzz;
 mod static_heads;
+mod static_keypoints;
 mod static_limits;
 mod static_mode;
 mod static_nms;

@@ -1,6 +1,6 @@
 //! Ops that compute new values with their own output shapes: convolution and pooling,
 //! MatMul/Gemm, Einsum, reductions, ArgMax/ArgMin, TopK, Range, NonMaxSuppression, OneHot,
-//! RoiAlign.
+//! RoiAlign, GridSample.
 
 use super::{axis_in, Ctx, Dim, TensorInfo};
 use crate::graph::ints_attr;
@@ -107,6 +107,14 @@ pub fn infer_compute(op: &str, ctx: &Ctx) -> Option<Vec<Option<TensorInfo>>> {
                 elem,
                 vec![rois, channels, Dim::from(height), Dim::from(width)],
             )]
+        }
+        // GridSample(X [N, C, D...], grid [N, D_out..., k]): [N, C, D_out...].
+        "GridSample" => {
+            let (x, grid) = (ctx.dims(0)?, ctx.dims(1)?);
+            (x.len() >= 3 && grid.len() == x.len()).then_some(())?;
+            let mut out = x[..2].to_vec();
+            out.extend_from_slice(&grid[1..grid.len() - 1]);
+            vec![info(elem, out)]
         }
         // OneHot(indices, depth, values): depth inserted at `axis` (-1: last), of values' type.
         "OneHot" => {

@@ -290,6 +290,11 @@ pub const DEFINITIONS: &[(&str, &[Definition])] = &[
         Definition { since: 12, inputs: (2, 2), outputs: (1, 1), attributes: &[], required: &[] },
         Definition { since: 16, inputs: (2, 2), outputs: (1, 1), attributes: &[], required: &[] },
     ]),
+    ("GridSample", &[
+        Definition { since: 16, inputs: (2, 2), outputs: (1, 1), attributes: &["align_corners", "mode", "padding_mode"], required: &[] },
+        Definition { since: 20, inputs: (2, 2), outputs: (1, 1), attributes: &["align_corners", "mode", "padding_mode"], required: &[] },
+        Definition { since: 22, inputs: (2, 2), outputs: (1, 1), attributes: &["align_corners", "mode", "padding_mode"], required: &[] },
+    ]),
     ("GroupNormalization", &[
         Definition { since: 18, inputs: (3, 3), outputs: (1, 1), attributes: &["epsilon", "num_groups"], required: &["num_groups"] },
         Definition { since: 21, inputs: (3, 3), outputs: (1, 1), attributes: &["epsilon", "num_groups", "stash_type"], required: &["num_groups"] },
@@ -519,6 +524,18 @@ pub const DEFINITIONS: &[(&str, &[Definition])] = &[
         Definition { since: 1, inputs: (1, 1), outputs: (1, 1), attributes: &["consumed_inputs"], required: &[] },
         Definition { since: 6, inputs: (1, 1), outputs: (1, 1), attributes: &[], required: &[] },
         Definition { since: 13, inputs: (1, 1), outputs: (1, 1), attributes: &[], required: &[] },
+    ]),
+    ("ReduceL1", &[
+        Definition { since: 1, inputs: (1, 1), outputs: (1, 1), attributes: &["axes", "keepdims"], required: &[] },
+        Definition { since: 11, inputs: (1, 1), outputs: (1, 1), attributes: &["axes", "keepdims"], required: &[] },
+        Definition { since: 13, inputs: (1, 1), outputs: (1, 1), attributes: &["axes", "keepdims"], required: &[] },
+        Definition { since: 18, inputs: (1, 2), outputs: (1, 1), attributes: &["keepdims", "noop_with_empty_axes"], required: &[] },
+    ]),
+    ("ReduceL2", &[
+        Definition { since: 1, inputs: (1, 1), outputs: (1, 1), attributes: &["axes", "keepdims"], required: &[] },
+        Definition { since: 11, inputs: (1, 1), outputs: (1, 1), attributes: &["axes", "keepdims"], required: &[] },
+        Definition { since: 13, inputs: (1, 1), outputs: (1, 1), attributes: &["axes", "keepdims"], required: &[] },
+        Definition { since: 18, inputs: (1, 2), outputs: (1, 1), attributes: &["keepdims", "noop_with_empty_axes"], required: &[] },
     ]),
     ("ReduceLogSum", &[
         Definition { since: 1, inputs: (1, 1), outputs: (1, 1), attributes: &["axes", "keepdims"], required: &[] },
