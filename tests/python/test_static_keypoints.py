@@ -10,11 +10,12 @@ past them in the int64 keypoints and +0 in the floats, for score maps selecting 
 everything, one pixel, only border pixels, and at random."""
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import session
 from onnx_cases import assert_exact, unread_nodes
-from test_static_row_ops import make_static
+from static_cases import make_static
 
 H, W, C = 6, 8, 4
 OUTPUTS = ("keypoints", "descriptors", "written")
@@ -87,9 +88,12 @@ def score_maps(rng):
         yield np.where(mask, 0.5 + rng.random((H, W)), rng.random((H, W)) * 0.5).astype(np.float32)
 
 
-def test_keypoints_off_the_border_and_their_descriptors_equal_the_originals():
+def test_keypoints_off_the_border_and_their_descriptors_equal_the_originals(tmp_path):
     model = keypoints_model()
-    static, report = make_static(model)
+    onnx.save(model, tmp_path / "keypoints.onnx")
+    rc, text, written, report = make_static(tmp_path / "keypoints.onnx", {})
+    assert rc == 0, text
+    static = onnx.load(written)
     assert report["left_nodes"] == [] and not unread_nodes(static)
     names = [o.name for o in static.graph.output]
     assert names[:3] == list(OUTPUTS), names

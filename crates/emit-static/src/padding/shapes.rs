@@ -197,9 +197,15 @@ impl SizeUses<'_> {
                     // `zeros(len(q), ...)` as the dynamo exporter writes it: a fixed fill
                     // expanded to the sizes, padded alike along `at`.
                     "Expand" => {
+                        // The sizes' own rank: a fill of more axes would shift `at`.
                         let out_rank = view.shapes.get(&node.output[0]).rank();
-                        let fill = super::static_dims(view.shapes, &node.input[0])
-                            .is_some_and(|d| d.iter().all(|&x| x == 1));
+                        let listed =
+                            super::static_dims(view.shapes, size).and_then(|d| d.first().copied());
+                        let fill =
+                            super::static_dims(view.shapes, &node.input[0]).is_some_and(|d| {
+                                d.iter().all(|&x| x == 1)
+                                    && listed.is_some_and(|n| d.len() as i64 <= n)
+                            });
                         let made = slot == 1 && fill && at.is_some() && out_rank.is_some();
                         if let (true, Some(at), Some(rank)) = (made, at, out_rank) {
                             self.made.push((node.output[0].clone(), at, rank));
