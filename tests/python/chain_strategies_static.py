@@ -8,7 +8,11 @@ fused by the library target, so test_optimize_differential.py does not draw them
 - `rows_mlp_index_add`: an MoE expert as TorchScript writes it: the tokens one mask selects
   (NonZero -> Transpose -> Gather column), their rows through Gemm and an activation, weighted by
   their own gate (`w[idx]`), written back with `index_add_` (ScatterElements into zeros at the
-  column expanded to the rows' shape, then Add).
+  column expanded to the rows' shape, then Add);
+- `points_off_border`: a keypoint detector's tail as dynamo writes SuperPoint's: the points of a
+  2-D mask, one axis of them (a Gather of NonZero's own layout, or a Slice of width one then a
+  Squeeze) compared with bounds (`lo <= r < hi`, the first as Not(r < lo)) -> NonZero ->
+  Transpose, then GatherND of the points' rows (int64 coordinates) and of their values at it.
 
 Shapes, densities, opsets and dim naming are drawn as chain_strategies.Builder draws them."""
 
@@ -69,4 +73,32 @@ def rows_mlp_index_add(draw):
     return b.chain("rows_mlp_index_add", ["Gather_tokens", "ScatterElements_written"])
 
 
-STATIC_STRATEGIES = {s.__name__: s for s in (chained_selection, rows_mlp_index_add)}
+@st.composite
+def points_off_border(draw):
+    b = Builder(draw, mismatch_ok=False)
+    h, w = draw(st.integers(0, 5)), draw(st.integers(1, 5))
+    b.mask("m", "bool", [h, w], ["h", "w"])
+    b.add_input("x", draw(hnp.arrays(np.float32, (h, w), elements=FLOATS)), ["h", "w"])
+    nz = b.node("NonZero", ["m"], "nz")
+    points = b.node("Transpose", [nz], "points", perm=[1, 0])
+    axis = draw(st.integers(0, 1))
+    if draw(st.booleans()):
+        along = b.node("Gather", [nz, b.const("axis_index", axis, scalar=True)], "along", axis=0)
+    else:
+        row = b.node("Slice", [nz, b.const("start", [axis]), b.const("end", [axis + 1]), b.const("slice_axes", [0])],
+                     "row")
+        along = b.axes_op("Squeeze", row, "along", [0])
+    low, high = sorted(draw(st.lists(st.integers(-1, 6), min_size=2, max_size=2)))
+    # `r >= low` as Not(r < low): GreaterOrEqual needs opset 12, and opsets from 11 are drawn.
+    above = b.node("Not", [b.node("Less", [along, b.const("low", low, scalar=True)], "under")], "above")
+    inside = b.node("And", [above, b.node("Less", [along, b.const("high", high, scalar=True)], "below")], "inside")
+    kept = b.node("Transpose", [b.node("NonZero", [inside], "nz2")], "kept", perm=[1, 0])
+    b.node("GatherND", [points, kept], "y")
+    b.output("y", "int64")
+    if draw(st.booleans()):
+        b.node("GatherND", [b.node("GatherND", ["x", points], "values"), kept], "z")
+        b.output("z", "float32")
+    return b.chain("points_off_border", ["GatherND_y"])
+
+
+STATIC_STRATEGIES = {s.__name__: s for s in (chained_selection, rows_mlp_index_add, points_off_border)}

@@ -2,7 +2,8 @@
 Hypothesis draws the chains exporters write around NonZero (chain_strategies.py, the generator
 of test_optimize_differential.py: gathers, column reads, coordinates as outputs, masked writes;
 and chain_strategies_static.py: a selection of a selection, an expert's rows through an MLP
-into index_add),
+into index_add, keypoints off a border), which must come out fully static where every input has
+elements and no value_info is drawn,
 with random shapes of rank 1 to 3 (sizes 0 and 1 included), element types, densities (empty and
 full), opsets and dim naming. Each model gets its inputs' shapes fixed to the drawn feeds' and
 goes through `--static --allow-dynamic`. Then:
@@ -94,6 +95,12 @@ def check_static(chain):
     left = report["left_nodes"]
     for node in left:
         assert node["reason"] and node["text"] and node["detail"], node
+    # Issue 37's own chains are made static wherever every input has elements (an empty one
+    # leaves a gather at the padding's index along an empty axis, which --static refuses) and
+    # the model carries no value_info (onnx's own inference, drawn for some chains, may declare
+    # shapes the analysis then finds contradicted).
+    plain = all(v.size for v in chain.feeds.values()) and not chain.model.graph.value_info
+    assert not (left and plain and chain.kind in STATIC_STRATEGIES), f"{chain.kind}: {left}"
     if left:
         return
     ops = {(n.domain, n.op_type) for n in model.graph.node}

@@ -84,12 +84,15 @@ pub(super) fn index_work(
             if t.coords && node.input.len() == 2 =>
         {
             let other = &node.input[1 - slot.min(1)];
-            let count = count?;
             let fixed = super::static_dims(view.shapes, other).is_some_and(|d| d.len() <= 1)
                 && view.shapes.values(other).is_some();
-            Some(match kept_axis(view, node, t.axis, t.rank, count) {
-                Some((axis, rank)) if fixed => push(None, axis, rank, true),
-                _ => Next::Refuse,
+            // A bound of one value leaves the coordinates' shape as it is.
+            let dims = view.shapes.get(&t.name).dims;
+            let same = dims.is_some() && view.shapes.get(&node.output[0]).dims == dims;
+            Some(if fixed && same {
+                push(None, t.axis, t.rank, true)
+            } else {
+                Next::Refuse
             })
         }
         "Cast" if t.index.is_some() => index_step(),
