@@ -85,18 +85,11 @@ def roles(export):
     return out
 
 
-def _one(dims, rng):
-    m = np.zeros(dims, dtype=bool)
-    m.flat[rng.integers(m.size)] = True
-    return m
-
-
 def _values(role, dtype, dims, case, rng):
+    """One input's values for a role of roles(): the roles of models/real's main exports and of
+    the hand-made models here; the pattern folders' kinds (mask, normal, router, image, ...) are
+    tests/python/real_patterns.py's, the one generator of each."""
     dims = tuple(dims)
-    if role == "mask":
-        if case == "random":
-            return rng.random(dims) < 0.5
-        return _one(dims, rng) if case == "one" else np.full(dims, case == "all", dtype=bool)
     if role == "nonzero":
         if dtype == np.float32:
             zero = np.where(rng.random(dims) < 0.5, np.float32(0.0), np.float32(-0.0)).astype(dtype)
@@ -104,7 +97,7 @@ def _values(role, dtype, dims, case, rng):
         else:
             zero, some = np.zeros(dims, dtype), rng.integers(1, 5, dims).astype(dtype)
         keep = {"random": rng.random(dims) < 0.5, "none": np.zeros(dims, bool), "all": np.ones(dims, bool),
-                "one": _one(dims, rng)}[case]
+                "one": real_patterns.values({"values": "mask", "dtype": "bool"}, dims, "one", rng)}[case]
         return np.where(keep, some, zero)
     if role == "scores":
         v = rng.random(dims).astype(dtype)
@@ -113,16 +106,6 @@ def _values(role, dtype, dims, case, rng):
             v[rng.integers(dims[0])] += 4
             return v
         return v - 2 if case == "none" else v + 2 if case == "all" else v
-    if role == "normal":
-        return rng.standard_normal(dims).astype(dtype)
-    if role == "image":  # a detector's image in [0, 1): random, blank, white, or one bright row
-        if case in ("none", "all"):
-            return np.full(dims, float(case == "all"), dtype)
-        image = rng.random(dims).astype(dtype)
-        if case == "one":
-            image *= 0.1
-            image[:, rng.integers(dims[1])] = 1.0
-        return image
     if role == "tokens":  # ids in [3, 99), one eos (2) ending each row; "all": every id eos
         ids = rng.integers(3, 99, dims).astype(dtype)
         ids[..., -1] = 2
@@ -133,15 +116,8 @@ def _values(role, dtype, dims, case, rng):
         g = np.zeros(dims, dtype)
         g[..., 0] = 1
         return g
-    if role == "router":  # an MoE's logits (tests/python/real_patterns.py's): with "none" and
-        # "all", every token's top experts by far are the first ones or the last ones, so that
-        # some experts select no token; the other cases route at random.
-        logits = rng.standard_normal(dims).astype(dtype)
-        if case in ("none", "all"):
-            top = np.arange(dims[-1]) if case == "none" else np.arange(dims[-1])[::-1]
-            logits += np.where(top < 2, 10.0 * (2 - top), 0.0).astype(dtype)
-        return logits
-    # A pattern folder's other kinds (models/real/families: "ones", "image_tokens:ID:N").
+    # The pattern folders' kinds (models/real/tf2onnx, ..., families), the detectors' image
+    # included (pixels in [0, 1): random, blank, white, or dim but for one bright row).
     return real_patterns.values({"values": role, "dtype": np.dtype(dtype).name}, dims, case, rng)
 
 
