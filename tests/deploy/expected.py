@@ -243,8 +243,14 @@ FB_SPLIT_PARTS = ("onnx2tf's flatbuffer_direct gives the parts of Mixtral's Spli
                   "split in four) the shape_signature -1 (a toolchain fault, not yet narrowed down)")
 TF_MIXTRAL_MUL = ("onnx2tf's tf_converter fails on Mixtral's attention ('Dimensions must be equal' in a Mul of its "
                   "rotary embedding, the model's own ops; a toolchain fault)")
+# `--target qnn` writes the OneHot in standard ops (emit-static/src/one_hot.rs): every node then
+# runs on HTP, in fp16, where the original on HTP runs its router and experts on the CPU EP.
+HTP_MIXTRAL = ("With its OneHot in standard ops (--target qnn) all of Mixtral runs on QNN HTP, and most of its "
+               "logits land further from ONNX Runtime CPU than the original's on HTP (by about 1e-4 on logits "
+               "of 0.05-0.2): there the router and the experts (data-dependent shapes) run on the CPU EP in "
+               "fp32, here on HTP in fp16 (the judge's rule for whole networks)")
 for _form in ("generic", "qnn", "litert"):
-    FAULTS["qnn", _form, "real/mixtral_ts17.onnx"] = HTP_ONEHOT
+    FAULTS["qnn", _form, "real/mixtral_ts17.onnx"] = HTP_MIXTRAL if _form == "qnn" else HTP_ONEHOT
     LITERT.setdefault(FB_SPLIT_PARTS, []).append(("real/mixtral_ts17.onnx", _form, "flatbuffer_direct"))
     LITERT.setdefault(TF_MIXTRAL_MUL, []).append(("real/mixtral_ts17.onnx", _form, "tf_converter"))
 # LLaVA and SuperPoint (models/real/families, deploy_all only): fully static, and every judge

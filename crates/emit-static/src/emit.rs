@@ -121,8 +121,13 @@ impl Emitter {
 
     /// A 1-D int64 constant.
     pub fn ints(&mut self, values: &[i64]) -> String {
+        self.ints_shaped(values, &[values.len() as i64])
+    }
+
+    /// An int64 constant of fixed `dims` (row-major `values`).
+    pub fn ints_shaped(&mut self, values: &[i64], dims: &[i64]) -> String {
         let raw = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        self.initializer(DataType::Int64 as i32, &[values.len() as i64], raw)
+        self.initializer(DataType::Int64 as i32, dims, raw)
     }
 
     /// An int32 constant of fixed `dims` (row-major `values`).

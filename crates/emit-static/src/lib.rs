@@ -35,6 +35,7 @@ pub mod inputs;
 mod lower;
 mod mask;
 mod nms;
+mod one_hot;
 mod outputs;
 mod padding;
 mod portable;
@@ -207,9 +208,7 @@ pub fn run(
     // First everywhere, so that a Loop's carried shapes are proven on standard ops.
     pass.lower(graph, &scope)?;
     pass.graph(graph, &scope)?;
-    if options.target.portable() {
-        portable::finish(graph, options.target);
-    }
+    portable::finish(graph, &scope);
     pass.report.removed_nodes += dead::sweep(graph, &original);
     let known = std::mem::take(&mut pass.known);
     dynamic::scan(graph, "main", &known, 0, &mut report.left);

@@ -120,12 +120,22 @@ pub fn in_range(e: &mut Emitter, index: &str, by_position: bool, numel: i64) -> 
     }
 }
 
-/// The last steps of a portable form over the whole graph: [`transpose_before_cast`], and for
-/// RKNN [`distinct_outputs`].
-pub fn finish(graph: &mut GraphProto, target: Target) {
+/// The last steps of a portable form over the whole graph (none for the generic target):
+/// [`transpose_before_cast`], for QNN the model's own OneHots in standard ops
+/// ([`super::one_hot`]), and for RKNN [`distinct_outputs`].
+pub fn finish(graph: &mut GraphProto, scope: &super::scope::Scope) {
+    if !scope.target.portable() {
+        return;
+    }
     transpose_before_cast(graph);
-    if target == Target::Rknn {
-        distinct_outputs(graph);
+    match scope.target {
+        Target::Qnn => {
+            super::one_hot::rewrite(graph, scope);
+        }
+        Target::Rknn => {
+            distinct_outputs(graph);
+        }
+        Target::Generic | Target::Litert => {}
     }
 }
 

@@ -43,7 +43,7 @@ impl Target {
     pub fn why(self) -> Option<String> {
         let (gathers, toolchain) = match self {
             Target::Generic => return None,
-            Target::Qnn => ("Gather for 1-D gathers, not GatherElements", "QNN HTP computes integer arithmetic in fp16 (exact only to 2048), reads a negative gather index wrongly, fails on a Transpose of int64 data, and QNN refuses GatherElements on rank-1 tensors"),
+            Target::Qnn => ("Gather for 1-D gathers, not GatherElements; the model's own OneHots as Equal and Where", "QNN HTP takes no OneHot, computes integer arithmetic in fp16 (exact only to 2048), reads a negative gather index wrongly, fails on a Transpose of int64 data, and QNN refuses GatherElements on rank-1 tensors"),
             Target::Litert => ("an int32 CumSum", "onnx2tf's flatbuffer_direct backend miscompiles an int64 CumSum and rejects negative gather indices"),
             Target::Rknn => ("Gather for 1-D gathers, not GatherElements; a Split, not a Slice, for the compacted positions; the count as a ReduceSum; up to 2048 mask elements the positions in float arithmetic (MatMul, Relu), not CumSum and ScatterElements", "rknn-toolkit2's converter fails on the generic forms' 1-D Slices (a Gather of the wrong length, then IndexError in its gather fusion) and on the count's Slice and Reshape to a scalar, and runs integer work on the chip's CPU, float work on the NPU (float16: exact to 2048)"),
         };
