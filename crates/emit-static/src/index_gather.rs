@@ -21,34 +21,14 @@ impl StaticPass<'_> {
         flow: &Flow,
         compacted: &Compacted,
     ) -> Result<(), StaticError> {
-        for read in &flow.masked_indices {
-            let Some(at) = crate::graph::writer_of(graph, &read.output) else {
-                continue;
-            };
-            let gather = graph.node[at].clone();
-            let mut e = Emitter::new(graph, scope, &describe(&gather));
-            let indices = &compacted.derived(&mut e, flow.counts.get(&read.indices));
-            emit(
-                &mut e,
-                &gather,
-                indices,
-                read.axis,
-                &read.dims,
-                read.elem_type,
-            )
-            .ok_or_else(|| {
-                StaticError::Refused(format!(
-                    "Gather {}: no zero of its indices' type",
-                    describe(&gather)
-                ))
-            })?;
-            replace(graph, at, e);
-        }
-        Ok(())
+        let reads = flow.masked_indices.iter().map(|r| (r.output.as_str(), r));
+        let why = ": no zero of its indices' type";
+        rebuild_each(graph, scope, reads, ("Gather", why), |e, gather, read| {
+            let indices = &compacted.derived(e, flow.counts.get(&read.indices));
+            emit(e, &gather, indices, read.axis, &read.dims, read.elem_type)
+        })
     }
-}
 
-impl StaticPass<'_> {
     /// Each pick of padded rows at padded indices: a negative index counts from the data's
     /// count, as in the original, and the padding reads index 0.
     pub(super) fn emit_row_picks(
@@ -59,29 +39,24 @@ impl StaticPass<'_> {
         compacted: &Compacted,
     ) -> Result<(), StaticError> {
         let int64 = nonzero_proto::onnx::tensor_proto::DataType::Int64 as i32;
-        for pick in &flow.row_picks {
-            let Some(at) = crate::graph::writer_of(graph, &pick.output) else {
-                continue;
-            };
-            let mut gather = graph.node[at].clone();
-            let mut e = Emitter::new(graph, scope, &describe(&gather));
-            let data = compacted.derived(&mut e, flow.counts.get(&pick.data));
-            let indices = compacted.derived(&mut e, flow.counts.get(&pick.indices));
-            let zero = e.scalar(0);
-            let negative = e.binary("Less", &gather.input[1], &zero);
-            let from_end = e.binary("Add", &gather.input[1], &data.count);
-            let index = e.where_(&negative, &from_end, &gather.input[1]);
-            gather.input[1] = index;
-            let dims = [indices.capacity];
-            let read = emit(&mut e, &gather, &indices, 0, &dims, int64);
-            read.ok_or_else(|| StaticError::Refused(format!("Gather {}", describe(&gather))))?;
-            replace(graph, at, e);
-        }
-        Ok(())
+        let picks = flow.row_picks.iter().map(|p| (p.output.as_str(), p));
+        rebuild_each(
+            graph,
+            scope,
+            picks,
+            ("Gather", ""),
+            |e, mut gather, pick| {
+                let data = compacted.derived(e, flow.counts.get(&pick.data));
+                let indices = compacted.derived(e, flow.counts.get(&pick.indices));
+                let zero = e.scalar(0);
+                let negative = e.binary("Less", &gather.input[1], &zero);
+                let from_end = e.binary("Add", &gather.input[1], &data.count);
+                gather.input[1] = e.where_(&negative, &from_end, &gather.input[1]);
+                emit(e, &gather, &indices, 0, &[indices.capacity], int64)
+            },
+        )
     }
-}
 
-impl StaticPass<'_> {
     /// Each GatherElements of rows padded alike along another axis, its indices' padding read
     /// as 0.
     pub(super) fn emit_element_picks(
@@ -92,24 +67,23 @@ impl StaticPass<'_> {
         compacted: &Compacted,
         sizes: &[(String, Vec<i64>, i32)],
     ) -> Result<(), StaticError> {
-        for ((output, indices, axis), (_, dims, elem_type)) in flow.element_picks.iter().zip(sizes)
-        {
-            let Some(at) = crate::graph::writer_of(graph, output) else {
-                continue;
-            };
-            let gather = graph.node[at].clone();
-            let mut e = Emitter::new(graph, scope, &describe(&gather));
-            let padded = compacted.derived(&mut e, flow.counts.get(indices));
-            emit(&mut e, &gather, &padded, *axis, dims, *elem_type).ok_or_else(|| {
-                StaticError::Refused(format!("GatherElements {}", describe(&gather)))
-            })?;
-            replace(graph, at, e);
-        }
-        Ok(())
+        let picks = flow.element_picks.iter().zip(sizes);
+        let picks = picks.map(|((output, indices, axis), (_, dims, elem_type))| {
+            (output.as_str(), (indices, *axis, dims, *elem_type))
+        });
+        rebuild_each(
+            graph,
+            scope,
+            picks,
+            ("GatherElements", ""),
+            |e, gather, pick| {
+                let (indices, axis, dims, elem_type) = pick;
+                let padded = compacted.derived(e, flow.counts.get(indices));
+                emit(e, &gather, &padded, axis, dims, elem_type)
+            },
+        )
     }
-}
 
-impl StaticPass<'_> {
     /// Each float Div by padded rows, the divisor's padding read as 1.
     pub(super) fn emit_divisors(
         &mut self,
@@ -119,25 +93,45 @@ impl StaticPass<'_> {
         compacted: &Compacted,
         sizes: &[(String, Vec<i64>, i32)],
     ) -> Result<(), StaticError> {
-        for ((output, divisor, axis), (_, dims, elem_type)) in flow.divisors.iter().zip(sizes) {
-            let Some(at) = crate::graph::writer_of(graph, output) else {
-                continue;
-            };
-            let mut div = graph.node[at].clone();
-            let mut e = Emitter::new(graph, scope, &describe(&div));
-            let padded = compacted.derived(&mut e, flow.counts.get(divisor));
-            let masked = padding_like(&mut e, &padded, *axis, dims)
-                .zip(e.one(*elem_type))
-                .map(|(padding, one)| e.select(&padding, &one, &div.input[1], *elem_type));
-            let masked =
-                masked.ok_or_else(|| StaticError::Refused(format!("Div {}", describe(&div))))?;
-            div.input[1] = masked;
+        let divs = flow.divisors.iter().zip(sizes);
+        let divs = divs.map(|((output, divisor, axis), (_, dims, elem_type))| {
+            (output.as_str(), (divisor, *axis, dims, *elem_type))
+        });
+        rebuild_each(graph, scope, divs, ("Div", ""), |e, mut div, read| {
+            let (divisor, axis, dims, elem_type) = read;
+            let padded = compacted.derived(e, flow.counts.get(divisor));
+            let padding = padding_like(e, &padded, axis, dims)?;
+            let one = e.one(elem_type)?;
+            div.input[1] = e.select(&padding, &one, &div.input[1], elem_type);
             div.name = Some(e.fresh("Div"));
             e.nodes.push(div);
-            replace(graph, at, e);
-        }
-        Ok(())
+            Some(())
+        })
     }
+}
+
+/// For each `(output, item)`: the node that writes `output`, where it is still there, rebuilt by
+/// `build` in an emitter named after it and put in its place. A `None` from `build` refuses,
+/// naming the node (`what`: its op, and why).
+fn rebuild_each<'o, T>(
+    graph: &mut GraphProto,
+    scope: &Scope,
+    items: impl Iterator<Item = (&'o str, T)>,
+    (op, why): (&str, &str),
+    mut build: impl FnMut(&mut Emitter, NodeProto, T) -> Option<()>,
+) -> Result<(), StaticError> {
+    for (output, item) in items {
+        let Some(at) = crate::graph::writer_of(graph, output) else {
+            continue;
+        };
+        let node = graph.node[at].clone();
+        let name = describe(&node);
+        let mut e = Emitter::new(graph, scope, &name);
+        build(&mut e, node, item)
+            .ok_or_else(|| StaticError::Refused(format!("{op} {name}{why}")))?;
+        replace(graph, at, e);
+    }
+    Ok(())
 }
 
 /// Writes `gather` reading its indices (padded like `indices`, of sizes `dims` and type
