@@ -298,8 +298,6 @@ RKNN_FOLD_INPUTS = ("rknn-toolkit2 folds constants by running the model on input
                     "more elements than the update list holds: the original fails there too (an out-of-range gather)")
 RKNN_SCALAR_INPUT = ("rknn-toolkit2's simulator cannot read a rank-0 graph input (IndexError in get_input_img), given "
                      "as it is or as [1]")
-RKNN_VALUES = ("rknn-toolkit2's simulator gives the MoE's expert outputs far from ONNX Runtime CPU (not rounding: "
-               "-0.26 for -0.41); the counts and indices agree; not narrowed down")
 RKNN_NATIVE_CRASH = ("rknn-toolkit2's native build (librknnc) dies with SIGSEGV on masked_count_mean's --target rknn "
                      "form, after its Python passes fuse the positions' MatMuls into Convs; not narrowed down")
 RKNN = {
@@ -337,8 +335,6 @@ for _form in ("generic", "rknn"):
     FAULTS["rknn", _form, "torch_patterns/mask_assign_ts17.onnx"] = RKNN_FOLD_INPUTS
     FAULTS["rknn", _form, "handmade/mask_assign_8x320"] = RKNN_SCALAR_INPUT
 FAULTS["rknn", "rknn", "tf2onnx/masked_count_mean_tf2onnx.onnx"] = RKNN_NATIVE_CRASH
-for _model in ("torch_patterns/moe_router_dynamo18.onnx", "torch_patterns/moe_router_ts17.onnx"):
-    FAULTS["rknn", "rknn", _model] = RKNN_VALUES
 
 
 def fault(judge, form, model_id, backend=None):

@@ -38,6 +38,7 @@ mod nms;
 mod one_hot;
 mod outputs;
 mod padding;
+mod parallel_gathers;
 mod portable;
 mod positions;
 mod rejoin;
