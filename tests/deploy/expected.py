@@ -298,8 +298,6 @@ RKNN_FOLD_INPUTS = ("rknn-toolkit2 folds constants by running the model on input
                     "more elements than the update list holds: the original fails there too (an out-of-range gather)")
 RKNN_SCALAR_INPUT = ("rknn-toolkit2's simulator cannot read a rank-0 graph input (IndexError in get_input_img), given "
                      "as it is or as [1]")
-RKNN_NATIVE_CRASH = ("rknn-toolkit2's native build (librknnc) dies with SIGSEGV on masked_count_mean's --target rknn "
-                     "form, after its Python passes fuse the positions' MatMuls into Convs; not narrowed down")
 RKNN = {
     RKNN_SLICE: ["exported/argwhere_dynamo18.onnx", "exported/detection_postprocess_dynamo18.onnx",
                  "exported/detection_postprocess_ts17.onnx", "exported/masked_select_ts17.onnx",
@@ -334,7 +332,6 @@ for _form in ("generic", "rknn"):
     FAULTS["rknn", _form, "real/bart_ts17.onnx"] = RKNN_HANG
     FAULTS["rknn", _form, "torch_patterns/mask_assign_ts17.onnx"] = RKNN_FOLD_INPUTS
     FAULTS["rknn", _form, "handmade/mask_assign_8x320"] = RKNN_SCALAR_INPUT
-FAULTS["rknn", "rknn", "tf2onnx/masked_count_mean_tf2onnx.onnx"] = RKNN_NATIVE_CRASH
 
 
 def fault(judge, form, model_id, backend=None):

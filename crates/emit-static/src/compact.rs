@@ -362,7 +362,7 @@ pub fn emit_reduction(
     }
     // ONNX Runtime sums (and averages) an empty selection to +0: so does this.
     let zero = e.zero(data_type)?;
-    e.where_(&empty, &zero, &result);
+    crate::portable::zero_if_empty(e, &empty, &zero, &result, data_type)?;
     e.finish_as(&node.output[0]);
     Some(())
 }

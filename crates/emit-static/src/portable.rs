@@ -71,6 +71,34 @@ pub fn head(e: &mut Emitter, x: &str, keep: i64, len: i64) -> String {
     head
 }
 
+/// `Where(empty, zero, result)`: a reduction of an empty selection is +0. For RKNN, floats get
+/// no Where: rknn-toolkit2 2.5.0's native build dies (SIGSEGV) on a Where at a whole
+/// reduction's one element (masked_count_mean). There `result + (1 - 2 * nonempty) * 0`: +0
+/// when empty, and -0.0 otherwise, which changes nothing (x + -0.0 is x, -0.0 and NaN included).
+pub fn zero_if_empty(
+    e: &mut Emitter,
+    empty: &str,
+    zero: &str,
+    result: &str,
+    data_type: i32,
+) -> Option<String> {
+    use DataType as T;
+    let float = matches!(
+        T::try_from(data_type),
+        Ok(T::Float | T::Double | T::Float16 | T::Bfloat16)
+    );
+    if e.target != Target::Rknn || !float {
+        return Some(e.where_(empty, zero, result));
+    }
+    let nonempty = e.op("Not", &[empty], vec![]);
+    let nonempty = e.cast(&nonempty, T::try_from(data_type).ok()?);
+    let one = e.one(data_type)?;
+    let sign = e.binary("Sub", &one, &nonempty);
+    let sign = e.binary("Sub", &sign, &nonempty);
+    let signed_zero = e.binary("Mul", &sign, zero);
+    Some(e.binary("Add", result, &signed_zero))
+}
+
 /// `[rank, C]` int64 coordinates of the positions `flat` (`[C]`, padded with `numel`), -1 at
 /// the padding, gathered from a constant grid; `None` past [`GRID_MAX_ELEMENTS`].
 pub fn coordinates(e: &mut Emitter, flat: &str, dims: &[i64]) -> Option<String> {
