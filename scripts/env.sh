@@ -14,29 +14,33 @@ ort_dylib() { # ort_dylib VENV -> path of libonnxruntime.so inside that venv's o
   ls "$capi"/libonnxruntime.so* | sort | tail -n 1
 }
 
-venv() { # venv DIR REQUIREMENTS...: a venv with those pinned lists, kept until one of them changes
-  # $VENV_PYTHON: the interpreter that makes it (default python3); a venv made by another
-  # Python version is made anew.
-  local dir=$1 python=${VENV_PYTHON:-python3}
+# cache_link: venvs and build outputs kept outside the checkout (scripts/cache.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/cache.sh"
+
+venv() { # venv DIR REQUIREMENTS...: a venv with exactly those pinned lists, kept until one of them changes
+  # $VENV_PYTHON: the interpreter that makes it (default python3). DIR is a link into the cache
+  # (scripts/cache.sh) unless the checkout has its own. A venv made by another Python version, or
+  # from other lists, is made anew: installing on top would keep packages the lists no longer name.
+  local dir=$1 python=${VENV_PYTHON:-python3} real
   shift
-  if [ -x "$dir/bin/python" ] && [ -n "${VENV_PYTHON:-}" ] &&
-    [ "$("$dir/bin/python" -c 'import sys; print(sys.version_info[:2])')" != \
+  cache_link "$dir"
+  real=$(readlink -f "$dir")
+  if [ -x "$real/bin/python" ] && [ -n "${VENV_PYTHON:-}" ] &&
+    [ "$("$real/bin/python" -c 'import sys; print(sys.version_info[:2])')" != \
       "$("$python" -c 'import sys; print(sys.version_info[:2])')" ]; then
-    rm -rf "$dir"
-  fi
-  if [ ! -x "$dir/bin/python" ]; then
-    "$python" -m venv "$dir"
+    rm -rf "$real"
   fi
   # The stamp is the lists' text, so a list that another includes (-r) must be named too.
-  if ! cat "$@" | cmp -s - "$dir/.installed-requirements" 2>/dev/null; then
+  if ! cat "$@" | cmp -s - "$real/.installed-requirements" 2>/dev/null; then
+    "$python" -m venv --clear "$real"
     local req args=()
     for req in "$@"; do
       args+=(-r "$req")
     done
     # pip's own lines (Collecting/Downloading/Installing) show what it is doing.
     timed_step "installing $* into $dir (pip, from PyPI or pip's cache; about a minute the first time)" \
-      "$dir/bin/python" -m pip install --disable-pip-version-check "${args[@]}"
-    cat "$@" >"$dir/.installed-requirements"
+      "$real/bin/python" -m pip install --disable-pip-version-check "${args[@]}"
+    cat "$@" >"$real/.installed-requirements"
   fi
 }
 

@@ -17,6 +17,9 @@ PF_ARM64_PACKAGES=(python3.11-venv libstdc++6)
 
 pf_arm64_python() { # -> the aarch64 python3.11 as a host command (the sysroot is made once)
   local root=$PF_ARM64_ROOT apt=$ROOT/build/platforms/arm64-apt deb
+  mkdir -p "$(dirname "$root")"
+  cache_link "$(pf_rel "$root")" # kept between clones (scripts/cache.sh)
+  root=$(readlink -f "$root")     # what the link points to: emptied below when stale
   if [ "$(cat "$root/.packages" 2>/dev/null)" != "${PF_ARM64_PACKAGES[*]}" ]; then
     step "aarch64 CPython: Debian's arm64 python3.11-venv and its libraries, unpacked into $(pf_rel "$root")" >&2
     rm -rf "$root" "$apt"

@@ -8,7 +8,8 @@
 # onnxruntime-node, Microsoft's build of the same release (see docs/platforms.md). The full stage
 # also runs the aarch64 wheel's Python tests on an aarch64 CPython (python.sh), which runs
 # 1.17.3's own aarch64 wheel.
-# Cached between runs: ONNX Runtime under build/platforms/ort, cross builds under target/.
+# Cached between runs (links into scripts/cache.sh's cache): ONNX Runtime under build/platforms/ort,
+# the Wine prefix, the aarch64 sysroot, cross builds under target/.
 PF_AARCH64=aarch64-unknown-linux-gnu
 PF_WINDOWS=x86_64-pc-windows-gnu
 PF_WINE=/usr/lib/wine/wine64
@@ -224,6 +225,8 @@ pf_prepare() {
   setup # scripts/test's: host runner, conformance pack, ORT_DYLIB_PATH
   . scripts/platforms/setup.sh
   platforms_setup
+  # ONNX Runtime's libraries and the Wine prefix are kept between clones (scripts/cache.sh).
+  cache_link build/platforms/ort build/platforms/wine-prefix
   if ! ls dist/nonzero_ort-*_aarch64.whl dist/nonzero_ort-*-win_amd64.whl \
     dist/libnonzero_ort-*-linux-aarch64.tar.gz dist/libnonzero_ort-*-windows-x86_64.zip \
     dist/SHA256SUMS >/dev/null 2>&1; then

@@ -6,7 +6,7 @@
 # builds it, a no-op when current; $NONZERO_CLI names another), and the seeds of the fuzz target
 # optimize_static made static (test_fuzz_sample.py), compares the shapes the analysis folds with
 # OpenVINO's (test_folded_shapes.py), and writes build/static/report.md.
-# IREE's compiled modules are cached in build/static/iree/.
+# IREE's compiled modules are cached in build/static/iree/ (a link into scripts/cache.sh's cache).
 static_venv() {
   venv .venv-static requirements/static.txt
 }
@@ -16,6 +16,7 @@ stage_static() {
   step "static: .venv-static (requirements/static.txt: OpenVINO, IREE, ONNX Runtime 1.31.1)"
   static_venv
   mkdir -p build/static
+  cache_link build/static/iree
   if [ -z "${NONZERO_CLI:-}" ]; then
     step "static: the nonzero CLI (cargo build --release --workspace, as scripts/setup)"
     cargo build --release --workspace

@@ -52,7 +52,8 @@ def requirements(v) -> str:
 
 
 def venv(v) -> pathlib.Path:
-    root = VENVS / f"ort-{name(v)}"
+    # resolve(): the stage links each venv into the cache (scripts/cache.sh), and venv refuses a link.
+    root = (VENVS / f"ort-{name(v)}").resolve()
     want = requirements(v)
     marker = root / ".installed-requirements"
     if marker.exists() and marker.read_text() == want:
