@@ -20,8 +20,9 @@ cache_link() { # cache_link PATH...: each PATH (relative to the checkout) a link
 }
 
 cache_trim() { # the cached cargo target dir starts afresh past NONZERO_CACHE_TARGET_GB (default 30)
-  # Each clone's path makes its own copies of the workspace's crates there (cargo keys them by
-  # path), so without a bound it grows by a few hundred MB a run.
+  # Clones at any path reuse the same artifacts (cargo names them by the crate's path inside the
+  # workspace), but each dependency version or feature set that changes leaves its old build
+  # behind, so without a bound the directory only grows.
   [ "$NONZERO_CACHE_DIR" = 0 ] && return 0
   local dir=$NONZERO_CACHE_DIR/target size_gb
   [ -d "$dir" ] || return 0

@@ -5,9 +5,9 @@
 #   Linux aarch64 under qemu-user, Windows x86_64 under Wine, next to Linux x86_64 natively.
 # ONNX Runtime's library comes from that release's PyPI wheel for the platform; 1.17.3's wheels
 # link it into their Python module instead, so that release's plain library comes from npm's
-# onnxruntime-node, Microsoft's build of the same release (see docs/platforms.md). The full stage
-# also runs the aarch64 wheel's Python tests on an aarch64 CPython (python.sh), which runs
-# 1.17.3's own aarch64 wheel.
+# onnxruntime-node, Microsoft's build of the same release (see docs/platforms.md). The stage also
+# runs the aarch64 wheel's Python tests on an aarch64 CPython (python.sh): on 1.31.1 in
+# `platforms` (CI's), and on 1.17.3's own aarch64 wheel too in `platforms_full`.
 # Cached between runs (links into scripts/cache.sh's cache): ONNX Runtime under build/platforms/ort,
 # the Wine prefix, the aarch64 sysroot, cross builds under target/.
 PF_AARCH64=aarch64-unknown-linux-gnu
