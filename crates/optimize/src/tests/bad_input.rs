@@ -69,3 +69,28 @@ fn deep_subgraph_nesting_is_refused() {
     }
     assert_eq!(optimize(&model(g, 13)), Err(OptimizeError::TooDeep));
 }
+
+/// A Slice whose `starts` hold more values than its `ends`, where the ends are known only as
+/// sizes (`Shape` of a tensor of fewer axes): the inference indexed the sizes by the starts'
+/// positions and panicked. Found by the fuzz target `optimize`;
+/// fuzz/seeds/optimize/regress_slice_bounds_of_other_lengths is its input.
+#[test]
+fn slice_bounds_of_other_lengths_are_not_a_panic() {
+    let g = graph(
+        vec![
+            node("Shape", &["v"], &["ends"], vec![]),
+            node("Slice", &["x", "starts", "ends"], &["s"], vec![]),
+            node("NonZero", &["s"], &["y"], vec![]),
+        ],
+        vec![
+            value("x", DataType::Float, Some(&["N", "4"])),
+            value("v", DataType::Float, Some(&["N"])),
+        ],
+        &["y"],
+        vec![int64s("starts", &[0, 0])],
+    );
+    let (m, report) = run(&model(g, 17));
+    // The Slice's shape is left unknown; the NonZero is still rewritten as usual.
+    assert_eq!(report.nonzero_nodes, 1);
+    assert!(m.graph.is_some());
+}

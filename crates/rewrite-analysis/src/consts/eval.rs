@@ -285,7 +285,12 @@ fn range(start: &Const, limit: &Const, delta: &Const) -> Option<Const> {
             (d != 0).then_some(())?;
             let n = ((l.checked_sub(s)? as f64) / d as f64).ceil().max(0.0) as usize;
             (n <= super::MAX_CONST_ELEMENTS).then_some(())?;
-            Data::Int((0..n as i64).map(|i| s + i * d).collect())
+            // Wrapping, as ONNX Runtime adds: n rounded up in f64 may step past an int64 bound.
+            Data::Int(
+                (0..n as i64)
+                    .map(|i| s.wrapping_add(i.wrapping_mul(d)))
+                    .collect(),
+            )
         }
         (Data::F32(s), Data::F32(l), Data::F32(d)) => {
             let (s, l, d) = (s[0], l[0], d[0]);

@@ -194,7 +194,8 @@ fn conv_like(ctx: &Ctx, with_weights: bool) -> Option<Vec<Dim>> {
             b"VALID" => d.sub(&reach).ceil_div(&stride),
             b"NOTSET" => {
                 let span = d
-                    .add(&Dim::from(pads[i] + pads[i + spatial]))
+                    .add(&Dim::from(pads[i]))
+                    .add(&Dim::from(pads[i + spatial]))
                     .sub(&reach)
                     .sub(&Dim::from(1));
                 let steps = if ceil_mode {
@@ -250,8 +251,12 @@ fn conv_transpose(ctx: &Ctx) -> Option<Vec<Dim>> {
     for i in 0..spatial {
         let grown = x[i + 2].sub(&Dim::from(1)).mul(&Dim::from(strides[i]));
         let reach = Dim::from(dilations[i]).mul(&kernel[i].sub(&Dim::from(1)));
-        let fixed = extra[i] + 1 - pads[i] - pads[i + spatial];
-        out.push(grown.add(&reach).add(&Dim::from(fixed)));
+        // Dim's checked arithmetic: fuzzed attributes near i64::MAX must not overflow.
+        let fixed = Dim::from(extra[i])
+            .add(&Dim::from(1))
+            .sub(&Dim::from(pads[i]))
+            .sub(&Dim::from(pads[i + spatial]));
+        out.push(grown.add(&reach).add(&fixed));
     }
     Some(out)
 }

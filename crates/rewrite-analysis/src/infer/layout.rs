@@ -91,7 +91,9 @@ pub fn infer_layout(op: &str, ctx: &Ctx) -> Option<Vec<Option<TensorInfo>>> {
             };
             (pads.len() == 2 * axes.len()).then_some(())?;
             for (i, &a) in axes.iter().enumerate() {
-                d[a] = d[a].add(&Dim::from(pads[i] + pads[i + axes.len()]));
+                d[a] = d[a]
+                    .add(&Dim::from(pads[i]))
+                    .add(&Dim::from(pads[i + axes.len()]));
             }
             one(elem, d)
         }
@@ -236,19 +238,15 @@ fn slice(ctx: &Ctx) -> Option<Vec<Dim>> {
             None => vec![None; ctx.values(2)?.len()],
         },
     );
+    // Bounds whose lengths disagree (a malformed model) leave the shape unknown.
     let sizes = ctx.values(2);
-    let bounds = (0..starts.len())
-        .map(|i| {
-            (
-                starts[i],
-                ends.get(i).copied().flatten(),
-                sizes.as_ref().map(|s| s[i].clone()),
-            )
-        })
-        .collect();
-    if starts.len() != ends.len() {
+    let sizes_fit = sizes.as_ref().is_none_or(|s| s.len() == starts.len());
+    if starts.len() != ends.len() || !sizes_fit {
         return None;
     }
+    let bounds = (0..starts.len())
+        .map(|i| (starts[i], ends[i], sizes.as_ref().map(|s| s[i].clone())))
+        .collect();
     d = slice_axes(ctx, d, bounds, axes, steps)?;
     Some(d)
 }
@@ -292,12 +290,15 @@ fn static_slice_len(n: i64, start: i64, end: i64, step: i64) -> i64 {
     } else {
         (clamp(start, -1, n - 1), clamp(end, -1, n - 1))
     };
+    // In i128: a fuzzed step near i64::MAX or i64::MIN would overflow i64 here.
+    let (s, e, step) = (i128::from(s), i128::from(e), i128::from(step));
     let len = if step > 0 {
         (e - s + step - 1) / step
     } else {
         (s - e - step - 1) / -step
     };
-    len.max(0)
+    // At most the axis's length, so it fits i64.
+    len.clamp(0, i128::from(n.max(0))) as i64
 }
 
 /// Split's outputs: the given sizes, or equal parts.
