@@ -94,3 +94,27 @@ fn slice_bounds_of_other_lengths_are_not_a_panic() {
     assert_eq!(report.nonzero_nodes, 1);
     assert!(m.graph.is_some());
 }
+
+/// A Pad that removes more than the axis holds gives a negative size (ONNX Runtime refuses the
+/// model when it runs). A Slice of it clamped its bounds to `[0, -6]`, and `clamp` panics when
+/// the bounds cross, in a release build too. Negative sizes are now unknown sizes.
+/// fuzz/seeds/optimize/regress_negative_size_through_slice is this model.
+#[test]
+fn a_negative_size_is_not_a_panic() {
+    let g = graph(
+        vec![
+            node("Pad", &["x", "pads"], &["p"], vec![]),
+            node("Slice", &["p", "starts", "ends"], &["s"], vec![]),
+            node("NonZero", &["s"], &["y"], vec![]),
+        ],
+        vec![value("x", DataType::Float, Some(&["4"]))],
+        &["y"],
+        vec![
+            int64s("pads", &[-10, 0]),
+            int64s("starts", &[0]),
+            int64s("ends", &[4]),
+        ],
+    );
+    let (_, report) = run(&model(g, 17));
+    assert_eq!(report.nonzero_nodes, 1);
+}

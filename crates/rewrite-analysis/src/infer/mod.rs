@@ -41,6 +41,20 @@ pub struct TensorInfo {
     pub dims: Option<Vec<Dim>>,
 }
 
+/// `info` with each size the other rules may rely on. Expressions past a bound become fresh
+/// sizes: the proofs compare sizes exporters build from a few convolutions, and the work must
+/// stay linear in the graph. A negative number (a malformed model: Pad by more than the axis
+/// holds) becomes a fresh size too, so that no rule computes with it (Slice's clamps did).
+fn sane_sizes(out: &str, mut info: TensorInfo) -> TensorInfo {
+    for (axis, d) in info.dims.iter_mut().flatten().enumerate() {
+        let negative = d.as_static().is_some_and(|n| n < 0);
+        if negative || d.terms() > MAX_TERMS || d.to_string().len() > MAX_TEXT {
+            *d = Dim::fresh(&format!("{out}.{axis}"));
+        }
+    }
+    info
+}
+
 impl TensorInfo {
     pub fn rank(&self) -> Option<usize> {
         self.dims.as_ref().map(Vec::len)
@@ -213,19 +227,12 @@ impl ShapeTable {
             };
             if let Some(taint) = &tainted {
                 self.conflicts.insert(out.clone(), taint.clone());
-                self.infos.insert(out.clone(), inferred);
+                self.infos.insert(out.clone(), sane_sizes(out, inferred));
                 continue;
             }
             let declared = declarations.get(out.as_str()).and_then(|vi| declared(vi));
-            let mut info = self.reconcile(out, inferred, declared);
-            // Expressions past a bound become fresh sizes: the proofs compare sizes exporters
-            // build from a few convolutions, and the work must stay linear in the graph.
-            for (axis, d) in info.dims.iter_mut().flatten().enumerate() {
-                if d.terms() > MAX_TERMS || d.to_string().len() > MAX_TEXT {
-                    *d = Dim::fresh(&format!("{out}.{axis}"));
-                }
-            }
-            self.infos.insert(out.clone(), info);
+            let info = self.reconcile(out, inferred, declared);
+            self.infos.insert(out.clone(), sane_sizes(out, info));
         }
         if let (Some(out), Some(v)) = (node.output.first(), values) {
             if !self.conflicts.contains_key(out) {
