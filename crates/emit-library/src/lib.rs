@@ -90,10 +90,12 @@ pub struct Edit {
     pub facts: Vec<Fact>,
 }
 
-/// The first rewrite to apply in the graph, if any: BooleanMask patterns before ArgWhere, so
-/// that a chain ending in GatherND/Gather is fused whole rather than cut at the Transpose.
+/// The first rewrite to apply in the graph, if any: a write of a selection's own source first
+/// (its gather goes with it), BooleanMask patterns before ArgWhere, so that a chain ending in
+/// GatherND/Gather is fused whole rather than cut at the Transpose.
 pub fn find(view: &View) -> Option<Edit> {
-    gather_nd::find(view)
+    masked_write::find_copy(view)
+        .or_else(|| gather_nd::find(view))
         .or_else(|| gather_columns::find(view))
         .or_else(|| linear_index::find(view))
         .or_else(|| masked_write::find(view))

@@ -4,6 +4,8 @@
 //!
 //! - U a single value expanded to the count (`x[m] = v`, `masked_fill`), or a value broadcast
 //!   over whole rows that M selects: `MaskedFill(X, M, v)`, i.e. `Where(M, v, X)`;
+//! - U the selection of the same mask from a source S of X's shape (`y[m] = x[m]`):
+//!   `MaskedFill(X, M, S)`;
 //! - U the first nnz values of a list W (`Slice(W, 0, nnz)`, `masked_scatter`):
 //!   `MaskedScatter(X, M, W)`. It fails exactly where the original does: when W is shorter;
 //! - any other U (`x[m] = x[m] * 2`, `x[m] += v`): `MaskedScatter(X, M, U)`. Wherever the
@@ -33,6 +35,14 @@ pub fn find(view: &View) -> Option<Edit> {
     nonzero_rewrite_match::writes::all(view).find_map(|w| edit(view, w))
 }
 
+/// A write of a selection's own source (`y[m] = x[m]`), found before the gathers: once the
+/// gather `x[m]` became a BooleanMask the write could only list its values.
+pub fn find_copy(view: &View) -> Option<Edit> {
+    nonzero_rewrite_match::writes::all(view)
+        .filter(|w| matches!(w.updates, Updates::Gathered { .. }))
+        .find_map(|w| edit(view, w))
+}
+
 fn edit(view: &View, w: MaskedWrite) -> Option<Edit> {
     if w.combine.is_some() || w.mask_type != DataType::Bool as i32 {
         return None;
@@ -49,6 +59,8 @@ fn edit(view: &View, w: MaskedWrite) -> Option<Edit> {
                 })
                 .map(|_| value.clone())
         }
+        // Of the data's shape (`y[m] = x[m]`): Where(M, x, X).
+        Updates::Gathered { source } => Some(source.clone()),
         _ => None,
     };
     let (op, kind, values) = match (&w.updates, fill) {

@@ -81,6 +81,8 @@ pub fn emit(w: &MaskedWrite, e: &mut Emitter, output: &str) -> Option<()> {
             let full = e.ints(&dims);
             e.op("Expand", &[value, &full], vec![])
         }
+        // Of the data's shape: each written element is the source's at its own position.
+        Updates::Gathered { source } => source.clone(),
         Updates::Elementwise {
             op,
             source,

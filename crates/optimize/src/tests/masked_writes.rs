@@ -218,3 +218,75 @@ fn a_reduction_or_an_unproven_mask_shape_keeps_the_coordinates() {
         );
     }
 }
+
+/// TorchScript's `out = zeros_like(x); out[m] = x[m]` (VITS's spline, the inputs outside its
+/// interval): the write mask is m expanded to out's own shape, the updates x's selected
+/// elements, flattened and cut to the write's count.
+fn copied_selection() -> Vec<u8> {
+    let g = graph(
+        vec![
+            node("Shape", &["x"], &["xs"], vec![]),
+            node("ConstantOfShape", &["xs"], &["out"], vec![]),
+            node("Shape", &["out"], &["os"], vec![]),
+            node("Expand", &["m", "os"], &["big"], vec![]),
+            node("NonZero", &["big"], &["wnz"], vec![]),
+            node("Transpose", &["wnz"], &["wt"], vec![ints("perm", &[1, 0])]),
+            node("NonZero", &["m"], &["nz"], vec![]),
+            node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+            node("GatherND", &["x", "t"], &["rows"], vec![]),
+            node("Reshape", &["rows", "minus_one"], &["flat"], vec![]),
+            node("Shape", &["wt"], &["ws"], vec![]),
+            node("Slice", &["ws", "zero", "one"], &["nnz"], vec![]),
+            node("Slice", &["flat", "zero", "nnz"], &["u"], vec![]),
+            node("ScatterND", &["out", "wt", "u"], &["y"], vec![]),
+        ],
+        vec![
+            value("x", DataType::Float, Some(&["2", "1", "5"])),
+            value("m", DataType::Bool, Some(&["2", "1", "5"])),
+        ],
+        &["y"],
+        vec![
+            int64s("zero", &[0]),
+            int64s("one", &[1]),
+            int64s("minus_one", &[-1]),
+        ],
+    );
+    model(g, 17)
+}
+
+#[test]
+fn a_copied_selection_is_written_from_its_source() {
+    // Static: Where(m, x, out), with no NonZero left (both selections went with the write).
+    let (bytes, report) =
+        crate::optimize_with(&copied_selection(), &static_options(&[])).expect("static");
+    let m = ModelProto::decode(bytes.as_slice()).expect("output parses");
+    let listing = main_listing(&m);
+    assert!(
+        !listing
+            .iter()
+            .any(|n| n.starts_with("NonZero(") || n.starts_with("ScatterND(")),
+        "{listing:?}"
+    );
+    assert!(
+        listing.iter().any(|n| n.starts_with("Where(big,x,out)")),
+        "{listing:?}"
+    );
+    let rewrites = &report.static_mode.as_ref().unwrap().rewrites;
+    let writes: Vec<&str> = rewrites
+        .iter()
+        .filter(|(kind, _)| kind == "masked-write")
+        .map(|(_, line)| line.as_str())
+        .collect();
+    assert_eq!(
+        writes,
+        ["masked write: ScatterND ScatterND_y at the coordinates of big became Where(big, x where selected, out)"]
+    );
+    // Library: MaskedFill(out, big, x), where the updates are still a list of x's selected
+    // elements when the write is matched first.
+    let (m, _) = run(&copied_selection());
+    assert!(
+        main_listing(&m).contains(&"nonzero.MaskedFill(out,big,x)->y".to_string()),
+        "{:?}",
+        main_listing(&m)
+    );
+}

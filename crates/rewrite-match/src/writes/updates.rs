@@ -31,6 +31,10 @@ pub enum Updates {
         other_dims: Vec<i64>,
         rows_first: bool,
     },
+    /// `U = flatten(source[m])` with the write mask selecting m's elements (or its rows whole):
+    /// the write copies source where the mask is (`y[m] = x[m]`, VITS's spline writing the
+    /// inputs outside its interval), so each written element is source's at its own position.
+    Gathered { source: String },
 }
 
 impl Updates {
@@ -42,6 +46,7 @@ impl Updates {
             Updates::Elementwise {
                 op, source, other, ..
             } => format!("{op}({source}, {other})"),
+            Updates::Gathered { source } => format!("{source} where selected"),
         }
     }
 }
@@ -87,6 +92,9 @@ pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[Dim]) -> Up
             Updates::Listed(u.to_string())
         }
     };
+    if let Some(source) = gathered(view, &current, data, mask, dims) {
+        return Updates::Gathered { source };
+    }
     if !flattened {
         // Expand(v, [count]) of one value v: every update is v.
         let expand = view
@@ -228,6 +236,15 @@ fn elementwise(view: &View, name: &str, data: &str, mask: &str, dims: &[Dim]) ->
         other_dims,
         rows_first,
     })
+}
+
+/// source when `name` is `GatherND(source, coordinates of m)` (source of data's shape) and the
+/// write mask selects m's elements, or m's rows whole: the k-th update is then source's value
+/// at the k-th written position.
+fn gathered(view: &View, name: &str, data: &str, mask: &str, dims: &[Dim]) -> Option<String> {
+    let (source, rows) = gathered_mask(view, name, data)?;
+    let row_rank = dims_of(view.shapes, &rows)?.len();
+    selects_rows(view, mask, &rows, row_rank, dims).then_some(source)
 }
 
 /// (source, m) when `name` is `GatherND(source, coordinates of m)`, source of data's shape
