@@ -102,7 +102,7 @@ impl Emitter {
     }
 
     /// An initializer of `elem_type` with the given raw bytes and dims.
-    fn initializer(&mut self, elem_type: i32, dims: &[i64], raw: Vec<u8>) -> String {
+    pub fn initializer(&mut self, elem_type: i32, dims: &[i64], raw: Vec<u8>) -> String {
         let name = self.fresh("const");
         self.initializers.push(TensorProto {
             name: Some(name.clone()),

@@ -1,11 +1,12 @@
 //! The rewrites that change no output, before any fixed capacity: a second NonZero of the same
-//! mask read as the first ([`merge_duplicates`]), masked writes as Where ([`super::writes`]), TorchScript's linear-index selections as GatherND ([`super::gathers`]),
+//! mask read as the first ([`merge_duplicates`]), masked writes as Where ([`super::writes`]),
+//! writes at a full index grid as Where ([`super::grid_writes`]), TorchScript's linear-index selections as GatherND ([`super::gathers`]),
 //! mask-then-NMS over every box ([`super::nms`]) and count uses as a sum ([`super::counts`]).
 
 use super::emit::Emitter;
 use super::scope::Scope;
 use super::summary::StaticReport;
-use super::{counts, gathers, nms, replace, writes};
+use super::{counts, gathers, grid_writes, nms, replace, writes};
 use crate::graph::describe;
 use crate::trace::View;
 use crate::Tally;
@@ -43,6 +44,13 @@ pub fn rewrites(
             let mut e = Emitter::new(graph, scope, &describe(node));
             let output = node.output[0].clone();
             writes::emit(&w, &mut e, &output).map(|_| ("masked-write", w.line, w.node, e))
+        } else if let Some((w, e)) = nonzero_rewrite_match::writes::grid::all(&view).find_map(|w| {
+            let node = &graph.node[w.node];
+            let mut e = Emitter::new(graph, scope, &describe(node));
+            let output = node.output[0].clone();
+            grid_writes::emit(&w, &graph.node, &mut e, &output).map(|_| (w, e))
+        }) {
+            Some(("grid-write", w.line, w.node, e))
         } else if let Some((at, e, line)) = gathers::find(&view, graph, scope) {
             Some(("linear-index", line, at, e))
         } else if let Some(n) = nms::find(&view) {

@@ -29,6 +29,7 @@ mod emit;
 mod exact;
 mod fold;
 mod gathers;
+mod grid_writes;
 mod if_outputs;
 mod index_gather;
 pub mod inputs;
@@ -183,7 +184,7 @@ pub fn run(
     if let Some(line) = options.target.why() {
         summary.rewrites.push(("target".to_string(), line));
     }
-    report.nonzero_nodes = count_nonzero(graph, 0);
+    report.nonzero_nodes = summary::count_nonzero(graph, 0);
     let original = dead::outputs(graph);
     let mut pass = StaticPass {
         capacity: options.capacity,
@@ -379,22 +380,4 @@ impl StaticPass<'_> {
         self.report.removed_nodes += remove_dead(graph, unread);
         Ok(())
     }
-}
-
-fn count_nonzero(graph: &GraphProto, depth: usize) -> usize {
-    graph
-        .node
-        .iter()
-        .map(|n| {
-            let own = usize::from(is_onnx_op(n, "NonZero"));
-            let inner: usize = n
-                .attribute
-                .iter()
-                .flat_map(|a| a.g.iter().chain(a.graphs.iter()))
-                .filter(|_| depth < MAX_SUBGRAPH_DEPTH)
-                .map(|g| count_nonzero(g, depth + 1))
-                .sum();
-            own + inner
-        })
-        .sum()
 }

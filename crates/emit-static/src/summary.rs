@@ -1,8 +1,11 @@
 //! What static mode did, for people and as the `static` key of the JSON report. The nodes it
 //! left dynamic are in `Report::left`, with the static reason codes.
 
+use crate::graph::is_onnx_op;
+use nonzero_proto::onnx::GraphProto;
 use nonzero_rewrite_analysis::findings::Left;
 use nonzero_rewrite_graph::text::quote;
+use nonzero_rewrite_graph::MAX_SUBGRAPH_DEPTH;
 use std::collections::BTreeMap;
 
 /// What static mode did, besides the nodes it left (in [`crate::Tally`]).
@@ -120,4 +123,23 @@ pub fn tally(left: &[Left]) -> String {
         .map(|((op, code), n)| format!("{n} {op} {code}"))
         .collect();
     format!("still dynamic: {}", parts.join(", "))
+}
+
+/// ONNX NonZero nodes in `graph` and its bodies (the Tally's `nonzero_nodes`).
+pub(crate) fn count_nonzero(graph: &GraphProto, depth: usize) -> usize {
+    graph
+        .node
+        .iter()
+        .map(|n| {
+            let own = usize::from(is_onnx_op(n, "NonZero"));
+            let inner: usize = n
+                .attribute
+                .iter()
+                .flat_map(|a| a.g.iter().chain(a.graphs.iter()))
+                .filter(|_| depth < MAX_SUBGRAPH_DEPTH)
+                .map(|g| count_nonzero(g, depth + 1))
+                .sum();
+            own + inner
+        })
+        .sum()
 }

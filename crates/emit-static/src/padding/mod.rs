@@ -1,6 +1,6 @@
 //! Where the padding of a fixed-capacity tensor may flow: only through padding-safe readers
 //! (column steps, row-wise work [`rows`], gathers at the coordinates [`coords`], masked
-//! reductions, Concats [`joins`], shape reads [`shapes`], NMS over the valid rows, the first rows
+//! reductions, Concats [`joins`], a masked write's update list [`listed`], shape reads [`shapes`], NMS over the valid rows, the first rows
 //! [`steps::prefix`], TopK on a count [`topk`], a traced loop's Split [`split`]) to sinks that
 //! the compaction rewrites (crate::sinks) and graph outputs. Anything else leaves the list dynamic; the refusal names it.
 
@@ -13,6 +13,7 @@ mod coords;
 mod flow;
 mod index;
 mod joins;
+mod listed;
 mod picks;
 mod regroup;
 mod reshape;
@@ -180,6 +181,11 @@ fn follow_from(
                 if steps::cut_to_read_size(view, node, slot, &t) {
                     flow.cut_to_size.push(node.output[0].clone());
                     todo.push(step(t.axis, t.rank, t.coords));
+                    continue;
+                }
+                // A masked write's update list, gathered at a running count: the padding is
+                // never read ([`listed`]).
+                if listed::read_at_running_count(view, node, slot, &t) {
                     continue;
                 }
                 match topk::visit(view, node, slot, &t, &mut flow, &mut tk_reads, &mut todo) {

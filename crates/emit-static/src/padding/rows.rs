@@ -289,6 +289,36 @@ pub(super) fn row_work(
             next(t.axis, t.rank, false, false, true)
         }
         "ScatterElements" | "ScatterND" if t.axis == 0 => scatter_at_rows(op, slot, t),
+        // Where of operands padded alike, some broadcast along other axes (a column written
+        // into the rows: `x[:, j] = x[:, j] + eps`, a grid write), the rest fixed and constant
+        // along the padded axis.
+        "Where" if !t.coords && node.input.len() == 3 => {
+            let Some(count) = count else {
+                return Next::Other;
+            };
+            let own = view.shapes.get(&t.name).dims;
+            let others: Vec<&String> = (0..3)
+                .filter(|&j| j != slot)
+                .map(|j| &node.input[j])
+                .collect();
+            let broadcast = others.iter().any(|o| {
+                padded_alike(view, o, t.axis, t.rank, count) && view.shapes.get(o).dims != own
+            });
+            let each = others.iter().all(|o| {
+                padded_alike(view, o, t.axis, t.rank, count)
+                    || super::steps::operand_row_wise(view, o, t)
+            });
+            if broadcast && each {
+                or_refuse(
+                    kept_axis(view, node, t.axis, t.rank, count),
+                    false,
+                    false,
+                    true,
+                )
+            } else {
+                Next::Other
+            }
+        }
         // Padded alike but broadcast along other axes ([C, 8] * [C, 1]).
         _ if super::steps::BINARY.contains(&op)
             && !t.coords

@@ -300,7 +300,7 @@ fn alike_but_named(view: &View, other: &str, t: &super::Padded) -> bool {
 
 /// An operand beside the padded `t`: padded alike (the same sizes, the selection's count among
 /// them), or of fixed sizes that, right-aligned, do not vary along the padded axis.
-fn operand_row_wise(view: &View, other: &str, t: &super::Padded) -> bool {
+pub(super) fn operand_row_wise(view: &View, other: &str, t: &super::Padded) -> bool {
     let own = view.shapes.get(&t.name).dims;
     if own.is_some() && view.shapes.get(other).dims == own {
         return true;

@@ -16,6 +16,7 @@ mod static_bodies;
 mod static_capacities;
 mod static_folding;
 mod static_fuzz;
+mod static_grid_writes;
 mod static_heads;
 mod static_keypoints;
 mod static_limits;
@@ -193,6 +194,18 @@ pub fn guarded(m: &ModelProto, report: &Report, output: &str) -> bool {
     });
     let last = main_listing(m).pop().unwrap_or_default();
     checked && last.starts_with("If(") && last.ends_with(&format!("->{output}"))
+}
+
+/// The kinds of the static rewrites a report lists, in order.
+pub fn rewrite_kinds(report: &Report) -> Vec<&str> {
+    let rewrites = &report.static_mode.as_ref().expect("static mode").rewrites;
+    rewrites.iter().map(|(k, _)| k.as_str()).collect()
+}
+
+/// The main graph's output names, in order.
+pub fn output_names(m: &ModelProto) -> Vec<&str> {
+    let g = m.graph.as_ref().expect("a graph");
+    g.output.iter().filter_map(|o| o.name.as_deref()).collect()
 }
 
 pub fn main_listing(m: &ModelProto) -> Vec<String> {

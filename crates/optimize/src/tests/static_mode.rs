@@ -210,14 +210,7 @@ fn library_ops_are_lowered_and_the_domain_goes() {
     assert!(listing
         .iter()
         .all(|l| !l.starts_with("nonzero.") && !l.starts_with("NonZero")));
-    let outputs: Vec<&str> = m
-        .graph
-        .as_ref()
-        .unwrap()
-        .output
-        .iter()
-        .filter_map(|o| o.name.as_deref())
-        .collect();
+    let outputs = output_names(&m);
     assert_eq!(outputs, ["y", "y_count"]);
 }
 
@@ -265,14 +258,7 @@ fn boolean_mask_axis_and_masked_writes_lower_too() {
     assert!(main_listing(&m)
         .iter()
         .all(|l| !l.starts_with("nonzero.") && !l.starts_with("NonZero")));
-    let outputs: Vec<&str> = m
-        .graph
-        .as_ref()
-        .unwrap()
-        .output
-        .iter()
-        .filter_map(|o| o.name.as_deref())
-        .collect();
+    let outputs = output_names(&m);
     assert_eq!(outputs, ["y", "z", "y_count"]);
 }
 
@@ -305,14 +291,7 @@ fn an_integer_division_of_the_selection_stays() {
     // selects is it kept).
     let (_, report) =
         optimize_with(&masked_division(DataType::Float), &static_options(&[])).expect("static");
-    let kinds: Vec<&str> = report
-        .static_mode
-        .as_ref()
-        .unwrap()
-        .rewrites
-        .iter()
-        .map(|(k, _)| k.as_str())
-        .collect();
+    let kinds = rewrite_kinds(&report);
     assert_eq!(kinds, ["masked-write"]);
     // Integers: the Where form would divide the elements m leaves, and the padding's 0 / v
     // too; ONNX Runtime refuses an integer division by zero, which the original, selecting

@@ -4,6 +4,7 @@
 //! `masked_write.rs`), the static target writes standard ops (nonzero-emit-static's `writes.rs`).
 //! U is read through what exporters wrap it in ([`updates`]).
 
+pub mod grid;
 pub mod spread;
 pub mod updates;
 
