@@ -11,7 +11,8 @@
 //! their standard bodies everywhere ([`lower`]). Then per graph, each If, Loop and Scan body
 //! before the graph that holds it ([`scope`]): an If the fixed shapes decide becomes its branch
 //! ([`branches`]); rewrites that change no output remove NonZero where its coordinates are not
-//! needed (masked writes as `Where`, [`writes`]; count uses as a sum, [`counts`]); what must
+//! needed (masked writes as `Where`, [`writes`]; count uses as a sum, [`counts`]), the Shapes
+//! of fixed tensors they wrote folded again ([`fold`]); what must
 //! stay a list gets a fixed capacity ([`capacity`], [`compact`]) where its padding only reaches
 //! padding-safe readers ([`padding`]), each padded graph output gaining `<name>_count`
 //! ([`outputs`]); finally whatever still depends on values is reported ([`dynamic`]).
@@ -295,7 +296,13 @@ impl StaticPass<'_> {
             }
             return Ok(());
         }
+        let before = self.summary.rewrites.len();
         exact::rewrites(graph, scope, self.summary, self.report);
+        if self.summary.rewrites.len() > before {
+            // The Shapes of fixed tensors those rewrites wrote (a row mask's spread reads the
+            // data's): folded now, or making the model static again would fold them.
+            self.fold(graph, scope);
+        }
         self.fixed_capacity(graph, scope)?;
         outputs::declare_fixed(graph, scope);
         Ok(())

@@ -269,3 +269,13 @@ fn a_gather_of_a_written_list_at_another_index_stays() {
     let why = static_error(&model(g, 17), &static_options(&[]));
     assert!(why.contains("padding-unsafe"), "{why}");
 }
+
+#[test]
+fn made_static_twice_the_model_is_the_same() {
+    // The masked write's row spread reads the data's Shape: folded in the first run, not left
+    // for the second (which the fuzz target optimize_static found on this model).
+    let options = static_options(&[("x", &[6, 3]), ("m", &[6])]);
+    let (once, _) = optimize_with(&rows_written_back(true), &options).expect("static");
+    let (twice, _) = optimize_with(&once, &static_options(&[])).expect("static again");
+    assert!(once == twice, "{} bytes, then {}", once.len(), twice.len());
+}

@@ -15,6 +15,7 @@ use super::{combine, dims_of};
 use crate::graph::{describe, int_attr};
 use crate::infer::Dim;
 use crate::trace::View;
+use nonzero_rewrite_analysis::consts::MAX_CONST_ELEMENTS;
 use nonzero_rewrite_analysis::dims::static_dims;
 
 /// How deep the index and update chains are followed.
@@ -62,7 +63,12 @@ impl GridWrite {
                 _ => Some(1),
             })
             .collect::<Option<_>>()?;
-        let count: i64 = sizes.iter().product();
+        // The mask is a constant: as many elements as the fixed axes hold, within the bound
+        // of the analysis's constants (a model's sizes may be anything).
+        let count = sizes
+            .iter()
+            .try_fold(1i64, |n, &d| n.checked_mul(d))
+            .filter(|&n| n > 0 && n as usize <= MAX_CONST_ELEMENTS)?;
         let values = (0..count)
             .map(|flat| {
                 let mut rest = flat;
@@ -347,8 +353,14 @@ fn numeric(sizes: &[i64], values: &[i64]) -> Option<Part> {
     }
     let rank = sizes.len();
     (0..rank).find_map(|axis| {
-        let inner: i64 = sizes[axis + 1..].iter().product();
+        let inner = sizes[axis + 1..]
+            .iter()
+            .try_fold(1i64, |n, &d| n.checked_mul(d))
+            .filter(|&n| n > 0)?;
         let size = sizes[axis];
+        if size <= 0 {
+            return None;
+        }
         let along = values
             .iter()
             .enumerate()
