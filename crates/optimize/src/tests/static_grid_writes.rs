@@ -279,3 +279,47 @@ fn made_static_twice_the_model_is_the_same() {
     let (twice, _) = optimize_with(&once, &static_options(&[])).expect("static again");
     assert!(once == twice, "{} bytes, then {}", once.len(), twice.len());
 }
+
+#[test]
+fn positions_cast_through_bool_are_not_a_grid() {
+    // Range(0, n) through Cast(bool) and back is [0, 1, 1, ..]: not every row's position, so the
+    // write is not a grid write, and the padded rows' Shape it reads stays refused.
+    let mut nodes = selected_rows();
+    let mut write = column_write("k", "rows", "first", -5.0, "y");
+    let reshape = write
+        .iter_mut()
+        .find(|n| n.op_type.as_deref() == Some("Reshape"))
+        .unwrap();
+    reshape.input[0] = "k_rows_again".into();
+    let range = write
+        .iter()
+        .position(|n| n.op_type.as_deref() == Some("Range"))
+        .unwrap();
+    let casts = [
+        node(
+            "Cast",
+            &["k_rows"],
+            &["k_rows_bool"],
+            vec![int("to", DataType::Bool as i64)],
+        ),
+        node(
+            "Cast",
+            &["k_rows_bool"],
+            &["k_rows_again"],
+            vec![int("to", DataType::Int64 as i64)],
+        ),
+    ];
+    write.splice(range + 1..range + 1, casts);
+    nodes.extend(write);
+    let g = graph(
+        nodes,
+        vec![
+            value("x", DataType::Float, Some(&["6", "3"])),
+            value("m", DataType::Bool, Some(&["6"])),
+        ],
+        &["y"],
+        inits(),
+    );
+    let why = static_error(&model(g, 17), &static_options(&[]));
+    assert!(why.contains("padding-unsafe"), "{why}");
+}

@@ -15,6 +15,7 @@ use super::{combine, dims_of};
 use crate::graph::{describe, int_attr};
 use crate::infer::Dim;
 use crate::trace::View;
+use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_rewrite_analysis::consts::MAX_CONST_ELEMENTS;
 use nonzero_rewrite_analysis::dims::static_dims;
 
@@ -217,7 +218,18 @@ fn part(view: &View, name: &str, depth: usize) -> Option<Part> {
     let input = &node.input[0];
     let rank_of = |n: &str| view.shapes.get(n).rank();
     match op {
-        "Identity" | "Cast" => part(view, input, depth + 1),
+        "Identity" => part(view, input, depth + 1),
+        // To an integer type of 32 bits or more, which keeps every position of an axis that
+        // has a fixed mask (a Cast to bool or float would not).
+        "Cast" => {
+            let to = int_attr(node, "to").ok().flatten();
+            let kept = [DataType::Int64 as i64, DataType::Int32 as i64];
+            if to.is_some_and(|t| kept.contains(&t)) {
+                part(view, input, depth + 1)
+            } else {
+                None
+            }
+        }
         // Broadcast keeps each axis's place from the end; a size-1 position (len 1) expanded
         // is not a position any more, which the caller's len check sees.
         "Expand" => part(view, input, depth + 1),
