@@ -10,6 +10,9 @@ use crate::graph::int_attr;
 use crate::trace::View;
 use nonzero_proto::onnx::NodeProto;
 
+/// ONNX's int32 element type.
+const INT32: i64 = nonzero_proto::onnx::tensor_proto::DataType::Int32 as i64;
+
 /// How many Casts and Reshapes may sit around the running count.
 const MAX_STEPS: usize = 4;
 
@@ -52,7 +55,11 @@ fn running_count(view: &View, name: &str, depth: usize) -> bool {
     let Some(node) = view.producer(name) else {
         return false;
     };
-    if view.is_op(node, "Cast") || view.is_op(node, "Reshape") {
+    // A Cast to a narrower integer could wrap a count to a negative index, which reads from
+    // the end: only int32 and int64 keep it.
+    let to = int_attr(node, "to").ok().flatten();
+    let keeps_count = to.is_some_and(|t| [INT32, super::INT64 as i64].contains(&t));
+    if (view.is_op(node, "Cast") && keeps_count) || view.is_op(node, "Reshape") {
         return running_count(view, &node.input[0], depth + 1);
     }
     if !view.is_op(node, "CumSum") || node.input.len() != 2 {
