@@ -268,6 +268,10 @@ fn a_gather_of_a_written_list_at_another_index_stays() {
     );
     let why = static_error(&model(g, 17), &static_options(&[]));
     assert!(why.contains("padding-unsafe"), "{why}");
+    assert!(
+        why.contains("Gather Gather_y reads padded rows at minus_one"),
+        "{why}"
+    );
 }
 
 #[test]
@@ -322,4 +326,9 @@ fn positions_cast_through_bool_are_not_a_grid() {
     );
     let why = static_error(&model(g, 17), &static_options(&[]));
     assert!(why.contains("padding-unsafe"), "{why}");
+    // The write stays a ScatterND, at indices built from the padded rows.
+    assert!(
+        why.contains("ScatterND ScatterND_y reads the padded k_idx"),
+        "{why}"
+    );
 }

@@ -307,7 +307,7 @@ fn fill(view: &View, u: &str, data_type: i32, rank: usize, depth: usize) -> Opti
         return None;
     }
     if let Some(d) = static_dims(view.shapes, u) {
-        if d.iter().product::<i64>() == 1 && d.len() <= rank {
+        if d.iter().all(|&n| n == 1) && d.len() <= rank {
             return Some(GridUpdates::Value(u.to_string()));
         }
     }
