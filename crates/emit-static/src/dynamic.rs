@@ -77,10 +77,12 @@ pub fn scan(
                     continue;
                 };
                 if from_values.contains(name.as_str()) {
-                    push(
+                    // A capped Range refused says why (crate::capped).
+                    let (reason, detail) = node.output.first().and_then(|o| known.get(o)).cloned().unwrap_or_else(|| (
                         Reason::ValueDependentShape,
                         format!("input {slot} ('{name}') sets an output size and is computed from tensor values"),
-                    );
+                    ));
+                    push(reason, detail);
                     break;
                 }
             }

@@ -19,6 +19,7 @@
 
 mod branches;
 mod capacity;
+mod capped;
 mod compact;
 mod count_if;
 mod counted_loops;
@@ -303,8 +304,32 @@ impl StaticPass<'_> {
             // data's): folded now, or making the model static again would fold them.
             self.fold(graph, scope);
         }
+        if scope.depth == 0 {
+            self.capped_lengths(graph, scope)?;
+        }
         self.fixed_capacity(graph, scope)?;
         outputs::declare_fixed(graph, scope);
+        Ok(())
+    }
+
+    /// The main graph's Ranges of a value length run to a capacity ([`capped`]); then the shape
+    /// reads they fixed are folded (no selection is padded yet, so each Shape read is one the
+    /// capped frames' flow proved the capacity may stand for).
+    fn capped_lengths(&mut self, graph: &mut GraphProto, scope: &Scope) -> Result<(), StaticError> {
+        let capacities = capped::Capacities {
+            all: self.capacity,
+            named: self.output_capacities,
+        };
+        let lines = capped::rewrite(graph, scope, &capacities, &mut self.known)?;
+        if lines.is_empty() {
+            return Ok(());
+        }
+        for line in lines {
+            self.summary
+                .rewrites
+                .push(("capped-length".to_string(), scope.line(line)));
+        }
+        self.fold(graph, scope);
         Ok(())
     }
 

@@ -84,7 +84,8 @@ pub fn add_count_output(
     graph: &mut GraphProto,
     name: &str,
     axis: usize,
-    compacted: &compact::Compacted,
+    count: &str,
+    capacity: i64,
 ) -> Result<(), StaticError> {
     let count_name = format!("{name}_count");
     let mut taken = HashSet::new();
@@ -99,10 +100,10 @@ pub fn add_count_output(
         .iter_mut()
         .filter(|o| o.name.as_deref() == Some(name))
     {
-        pad_declared(out, axis, compacted.capacity);
+        pad_declared(out, axis, capacity);
     }
     graph.node.push(NodeProto {
-        input: vec![compacted.count.clone()],
+        input: vec![count.to_string()],
         output: vec![count_name.clone()],
         name: Some(format!("{count_name}/Identity")),
         op_type: Some("Identity".into()),

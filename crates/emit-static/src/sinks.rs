@@ -254,7 +254,7 @@ impl StaticPass<'_> {
             let mut e = Emitter::new(graph, scope, &format!("{name}/count"));
             let compacted = compacted.derived(&mut e, flow.counts.get(name));
             e.insert(graph, graph.node.len());
-            outputs::add_count_output(graph, name, *axis, &compacted)?;
+            outputs::add_count_output(graph, name, *axis, &compacted.count, compacted.capacity)?;
             self.summary
                 .count_outputs
                 .push((name.clone(), format!("{name}_count"), *axis));

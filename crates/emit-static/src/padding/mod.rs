@@ -28,7 +28,8 @@ pub use flow::{CountStep, Flow, GatherKind, MaskedIndex, Reduction, Regrouped, T
 pub use picks::RowPick;
 pub use split::WholeSplit;
 use std::collections::HashSet;
-use steps::{shape_of_self, BINARY, BOOL, INT64, ROW_OPS, UNARY};
+use steps::{shape_of_self, BOOL, INT64, ROW_OPS};
+pub(crate) use steps::{BINARY, UNARY};
 
 /// One padded tensor on the way: its padded axis, its rank, and whether it still holds
 /// coordinates (-1 padding) rather than values.

@@ -10,7 +10,7 @@ pub(super) const BOOL: i32 = nonzero_proto::onnx::tensor_proto::DataType::Bool a
 pub(super) const INT64: i32 = nonzero_proto::onnx::tensor_proto::DataType::Int64 as i32;
 
 /// Ops of one input whose output element depends only on the same input element.
-pub(super) const UNARY: &[&str] = &[
+pub(crate) const UNARY: &[&str] = &[
     "Identity",
     "Cast",
     "Neg",
@@ -39,7 +39,7 @@ pub(super) const UNARY: &[&str] = &[
     "HardSigmoid",
 ];
 /// Elementwise ops of two inputs (broadcasting).
-pub(super) const BINARY: &[&str] = &[
+pub(crate) const BINARY: &[&str] = &[
     "Add",
     "Sub",
     "Mul",

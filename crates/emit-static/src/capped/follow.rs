@@ -1,0 +1,708 @@
+//! Where the frames of a capped Range reach ([`follow`]): each tensor computed from them is
+//! padded along one axis, and its padding is never read into a real position by the ops
+//! allowed here. Elementwise work, shape moves that keep the axis, MatMul with it as rows, Conv
+//! and ConvTranspose along it (their input's padding masked to zero first, [`Flow::masked`]),
+//! and reads of its size that only size tensors padded alike (the capacity standing for the
+//! count). Anything else refuses, naming the node.
+
+use super::length::{Step, Steps};
+use crate::graph::{attr, describe, int_attr, ints_attr};
+use crate::padding::{BINARY, UNARY};
+use crate::trace::View;
+use nonzero_proto::onnx::NodeProto;
+use std::collections::{HashMap, HashSet};
+
+/// What a tensor computed from the frames holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Reach {
+    /// Padded along `axis` of a rank-`rank` tensor; its length follows from the Range's by
+    /// `steps`. The padding's values are unknown.
+    Frames {
+        axis: usize,
+        rank: usize,
+        steps: Steps,
+    },
+    /// A shape vector (a Shape of such a tensor), the padded length at `entry`.
+    ShapeOf { entry: usize, steps: Steps },
+    /// The padded length as a scalar.
+    Length { steps: Steps },
+}
+
+/// A Conv or ConvTranspose along the padded axis: its input's padding is masked to zero.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Masked {
+    /// The node's first output (it is found by it) and its input.
+    pub output: String,
+    pub input: String,
+    pub axis: usize,
+    pub rank: usize,
+    pub steps: Steps,
+}
+
+/// A graph output padded along `axis`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub name: String,
+    pub axis: usize,
+    pub rank: usize,
+    pub steps: Steps,
+}
+
+/// What the frames reach.
+#[derive(Debug, Default)]
+pub struct Flow {
+    pub masked: Vec<Masked>,
+    pub outputs: Vec<Output>,
+}
+
+/// Ops of one input whose output element reads only the same input element (and random
+/// generators of its shape).
+fn elementwise_unary(op: &str) -> bool {
+    UNARY.contains(&op)
+        || matches!(
+            op,
+            "Gelu" | "Mish" | "HardSwish" | "Softsign" | "RandomNormalLike" | "RandomUniformLike"
+        )
+}
+
+/// Follows the output of the Range `range` (a rank-1 tensor padded along axis 0).
+pub fn follow(view: &View, range: &str) -> Result<Flow, String> {
+    let mut reach: HashMap<String, Reach> = HashMap::new();
+    reach.insert(
+        range.to_string(),
+        Reach::Frames {
+            axis: 0,
+            rank: 1,
+            steps: Steps::default(),
+        },
+    );
+    let mut flow = Flow::default();
+    let mut read_in_bodies = HashSet::new();
+    for node in &view.graph.node {
+        crate::graph::names_read_in_bodies(node, &mut read_in_bodies);
+        let reads: Vec<Option<&Reach>> = node.input.iter().map(|i| reach.get(i)).collect();
+        if reads.iter().all(Option::is_none) {
+            continue;
+        }
+        let outputs = step(view, node, &reads, &mut flow)
+            .or_else(unknown)
+            .map_err(|why| format!("{} {why}", describe(node)))?;
+        for (name, r) in node.output.iter().zip(outputs) {
+            if let Some(r) = r {
+                reach.insert(name.clone(), r);
+            }
+        }
+    }
+    if let Some(name) = reach.keys().find(|n| read_in_bodies.contains(*n)) {
+        return Err(format!(
+            "{name} is read inside a subgraph (not padding-safe)"
+        ));
+    }
+    for name in &view.index.graph_outputs {
+        match reach.get(name) {
+            Some(Reach::Frames { axis, rank, steps }) => flow.outputs.push(Output {
+                name: name.clone(),
+                axis: *axis,
+                rank: *rank,
+                steps: steps.clone(),
+            }),
+            Some(_) => {
+                return Err(format!(
+                    "the graph output '{name}' holds the padded length, which stands for the count only inside the graph"
+                ))
+            }
+            None => {}
+        }
+    }
+    flow.outputs.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(flow)
+}
+
+/// The integer values of `name`: a constant, or shape arithmetic the inference computes.
+fn ints(view: &View, name: &str) -> Option<Vec<i64>> {
+    view.const_ints(name).or_else(|| {
+        view.shapes
+            .values(name)?
+            .iter()
+            .map(|d| d.as_static())
+            .collect()
+    })
+}
+
+fn rank(view: &View, name: &str) -> Option<usize> {
+    view.shapes.info(name)?.rank()
+}
+
+/// The size of `name` at `axis`, where fixed.
+fn size(view: &View, name: &str, axis: usize) -> Option<i64> {
+    view.shapes
+        .info(name)?
+        .dims
+        .as_ref()?
+        .get(axis)?
+        .as_static()
+}
+
+fn frames(r: Option<&Reach>) -> Option<(usize, usize, &Steps)> {
+    match r {
+        Some(Reach::Frames { axis, rank, steps }) => Some((*axis, *rank, steps)),
+        _ => None,
+    }
+}
+
+/// An axis operand normalised for rank `rank`.
+fn axis_in(axis: i64, rank: usize) -> Option<usize> {
+    usize::try_from(if axis < 0 { axis + rank as i64 } else { axis })
+        .ok()
+        .filter(|&a| a < rank)
+}
+
+/// What `node` makes of the padded tensors it reads (`reads`, per input slot): one entry per
+/// output, `None` for an output that holds no padding. `Err` says why it is not safe.
+fn step(
+    view: &View,
+    node: &NodeProto,
+    reads: &[Option<&Reach>],
+    flow: &mut Flow,
+) -> Result<Vec<Option<Reach>>, String> {
+    let op = node.op_type.as_deref().unwrap_or("");
+    if !view.is_op(node, op) {
+        return refuse("not an ONNX op this rewriter knows");
+    }
+    let only_first = reads.iter().skip(1).all(Option::is_none);
+    let out = |r: Reach| Ok(vec![Some(r)]);
+    let shape_read = reads
+        .iter()
+        .any(|r| matches!(r, Some(Reach::ShapeOf { .. } | Reach::Length { .. })));
+    if shape_read {
+        if let Some(r) = shape_step(view, node, op, reads)? {
+            return Ok(vec![r]);
+        }
+    }
+    // `arange(length)`: frames padded alike (their padding holds the positions past the count).
+    if let ("Range", [None, Some(Reach::Length { steps }), None]) = (op, reads) {
+        if constant_is(view, &node.input[0], 0) && constant_is(view, &node.input[2], 1) {
+            return out(Reach::Frames {
+                axis: 0,
+                rank: 1,
+                steps: steps.clone(),
+            });
+        }
+    }
+    // The capacity standing for the count: it may only size tensors padded alike.
+    let sized_by = reads.iter().enumerate().find_map(|(slot, r)| match r {
+        Some(Reach::ShapeOf { entry, steps }) if slot > 0 => Some((*entry, steps.clone())),
+        _ => None,
+    });
+    if let Some((entry, steps)) = sized_by {
+        return match (op, reads.first().copied().flatten()) {
+            ("Reshape", Some(Reach::Frames { .. })) => reshape(view, node, reads, Some(entry)),
+            ("Expand", None) => expanded(view, node, entry, steps),
+            _ => refuse("the padded length sizes a tensor that is not padded alike"),
+        }
+        .or_else(unknown);
+    }
+    if reads
+        .iter()
+        .any(|r| matches!(r, Some(Reach::ShapeOf { .. } | Reach::Length { .. })))
+    {
+        return refuse("the padded length is read as a value");
+    }
+    let (axis, r, steps) = frames(reads.iter().copied().flatten().next()).expect("a padded input");
+    let steps = steps.clone();
+    let same = |axis| {
+        out(Reach::Frames {
+            axis,
+            rank: r,
+            steps: steps.clone(),
+        })
+    };
+    match op {
+        _ if elementwise_unary(op) && only_first && node.output.len() == 1 => same(axis),
+        "Clip" | "Dropout" if only_first => Ok(std::iter::once(Some(Reach::Frames {
+            axis,
+            rank: r,
+            steps: steps.clone(),
+        }))
+        .chain(node.output.iter().skip(1).map(|_| None))
+        .collect()),
+        _ if BINARY.contains(&op)
+            || matches!(op, "Where" | "Sum" | "Mean" | "Max" | "Min" | "PRelu") =>
+        {
+            broadcast(view, node, reads)
+        }
+        "Unsqueeze" if only_first => {
+            let axes = view.axes(node, "axes", 1).ok_or("")?;
+            let out_rank = r + axes.len();
+            let inserted: Vec<usize> = axes
+                .iter()
+                .map(|&a| axis_in(a, out_rank))
+                .collect::<Option<_>>()
+                .ok_or("")?;
+            let kept = (0..out_rank)
+                .filter(|a| !inserted.contains(a))
+                .nth(axis)
+                .ok_or("")?;
+            out(Reach::Frames {
+                axis: kept,
+                rank: out_rank,
+                steps,
+            })
+        }
+        "Squeeze" if only_first => {
+            let axes = view.axes(node, "axes", 1).ok_or("")?;
+            let removed: Vec<usize> = axes
+                .iter()
+                .map(|&a| axis_in(a, r))
+                .collect::<Option<_>>()
+                .ok_or("")?;
+            if removed.contains(&axis) {
+                return refuse("Squeeze of the padded axis");
+            }
+            let moved = axis - removed.iter().filter(|&&a| a < axis).count();
+            out(Reach::Frames {
+                axis: moved,
+                rank: r - removed.len(),
+                steps,
+            })
+        }
+        "Transpose" if only_first => {
+            let perm = ints_attr(node, "perm")
+                .map_err(|_| "")?
+                .unwrap_or_else(|| (0..r as i64).rev().collect());
+            let to = perm.iter().position(|&p| p == axis as i64).ok_or("")?;
+            same(to)
+        }
+        "Reshape" if only_first => reshape(view, node, reads, None),
+        "Slice" if only_first => {
+            let starts = ints(view, &node.input[1]).ok_or("")?;
+            let axes = match node.input.get(3).filter(|n| !n.is_empty()) {
+                Some(a) => ints(view, a).ok_or("")?,
+                None => (0..starts.len() as i64).collect(),
+            };
+            let cut: Vec<usize> = axes
+                .iter()
+                .map(|&a| axis_in(a, r))
+                .collect::<Option<_>>()
+                .ok_or("")?;
+            if cut.contains(&axis) {
+                return refuse("a Slice along the padded axis");
+            }
+            same(axis)
+        }
+        "Split" if only_first => {
+            let along =
+                axis_in(int_attr(node, "axis").map_err(|_| "")?.unwrap_or(0), r).ok_or("")?;
+            if along == axis {
+                return refuse("a Split along the padded axis");
+            }
+            Ok(node
+                .output
+                .iter()
+                .map(|_| {
+                    Some(Reach::Frames {
+                        axis,
+                        rank: r,
+                        steps: steps.clone(),
+                    })
+                })
+                .collect())
+        }
+        "Concat" => {
+            let along =
+                axis_in(int_attr(node, "axis").map_err(|_| "")?.unwrap_or(0), r).ok_or("")?;
+            let alike = reads.iter().all(|x| frames(*x) == Some((axis, r, &steps)));
+            if along == axis || !alike {
+                return refuse("a Concat along the padded axis, or of tensors not padded alike");
+            }
+            same(axis)
+        }
+        "Pad" if only_first => {
+            let mode = attr(node, "mode")
+                .and_then(|a| a.s.as_deref())
+                .unwrap_or(b"constant");
+            let pads = ints(view, node.input.get(1).ok_or("")?).ok_or("")?;
+            let no_axes = node.input.get(3).is_none_or(|a| a.is_empty());
+            if mode != b"constant"
+                || !no_axes
+                || pads.len() != 2 * r
+                || pads[axis] != 0
+                || pads[axis + r] != 0
+            {
+                return refuse("a Pad along the padded axis");
+            }
+            same(axis)
+        }
+        "MatMul" => matmul(view, node, reads),
+        "Conv" | "ConvTranspose" if only_first && axis == 0 => same(0),
+        "Conv" | "ConvTranspose" if only_first && axis >= 2 => {
+            let next = conv_step(view, node, op, axis - 2).ok_or("")?;
+            flow.masked.push(Masked {
+                output: node.output[0].clone(),
+                input: node.input[0].clone(),
+                axis,
+                rank: r,
+                steps: steps.clone(),
+            });
+            out(Reach::Frames {
+                axis,
+                rank: r,
+                steps: steps.then(next).ok_or("")?,
+            })
+        }
+        "Shape" if only_first => {
+            let start =
+                axis_in(int_attr(node, "start").map_err(|_| "")?.unwrap_or(0), r + 1).unwrap_or(0);
+            let end = int_attr(node, "end").map_err(|_| "")?.map_or(r, |e| {
+                axis_in(e, r + 1).unwrap_or(if e < 0 { 0 } else { r })
+            });
+            if (start..end).contains(&axis) {
+                out(Reach::ShapeOf {
+                    entry: axis - start,
+                    steps,
+                })
+            } else {
+                Ok(vec![None])
+            }
+        }
+        "Expand" if only_first => broadcast(view, node, reads),
+        _ => refuse("not an op the padding may pass"),
+    }
+    .or_else(unknown)
+}
+
+fn refuse<T>(why: &str) -> Result<T, String> {
+    Err(format!(
+        "reads the capped length's padding: {why} (not padding-safe)"
+    ))
+}
+
+/// An empty error: an operand that is not constant or a rank that is not known.
+fn unknown<T>(why: String) -> Result<T, String> {
+    if why.is_empty() {
+        refuse("its operands are not constant, or its ranks not known")
+    } else {
+        Err(why)
+    }
+}
+
+/// Reads of a shape vector or length: Gather, Slice, Cast, Unsqueeze, Squeeze and Concat move
+/// the padded entry; Range(0, length, 1) is frames padded alike. `Ok(None)`: not one of these.
+fn shape_step(
+    view: &View,
+    node: &NodeProto,
+    op: &str,
+    reads: &[Option<&Reach>],
+) -> Result<Option<Option<Reach>>, String> {
+    let only_first = reads.iter().skip(1).all(Option::is_none);
+    // A shape put together from parts reads the padded one at any slot.
+    let first = match op {
+        "Concat" => reads.iter().copied().flatten().next(),
+        _ => reads.first().copied().flatten(),
+    };
+    let Some(first) = first else {
+        return Ok(None);
+    };
+    let steps = match first {
+        Reach::ShapeOf { steps, .. } | Reach::Length { steps } => steps.clone(),
+        Reach::Frames { .. } => return Ok(None),
+    };
+    let len = |name: &str| size(view, name, 0);
+    Ok(Some(match (op, first) {
+        ("Cast" | "Identity", _) => Some(first.clone()),
+        ("Gather", Reach::ShapeOf { entry, .. }) if only_first => {
+            let n = len(&node.input[0]).ok_or("")?;
+            let indices = ints(view, &node.input[1]).ok_or("")?;
+            let scalar = rank(view, &node.input[1]) == Some(0);
+            let at: Vec<usize> = indices
+                .iter()
+                .map(|&i| axis_in(i, n as usize))
+                .collect::<Option<_>>()
+                .ok_or("")?;
+            match at.iter().position(|a| a == entry) {
+                Some(_) if scalar => Some(Reach::Length { steps }),
+                Some(p) => Some(Reach::ShapeOf { entry: p, steps }),
+                None => None,
+            }
+        }
+        ("Slice", Reach::ShapeOf { entry, .. }) if only_first => {
+            let n = len(&node.input[0]).ok_or("")?;
+            let (starts, ends) = (
+                ints(view, &node.input[1]).ok_or("")?,
+                ints(view, &node.input[2]).ok_or("")?,
+            );
+            let unit_step = node
+                .input
+                .get(4)
+                .filter(|s| !s.is_empty())
+                .is_none_or(|s| ints(view, s).as_deref() == Some(&[1]));
+            let ([start], [end], true) = (starts.as_slice(), ends.as_slice(), unit_step) else {
+                return refuse("a Slice of the shape with a step");
+            };
+            let clamp = |v: i64| (if v < 0 { v + n } else { v }).clamp(0, n) as usize;
+            let (start, end) = (clamp(*start), clamp(*end));
+            (start..end).contains(entry).then(|| Reach::ShapeOf {
+                entry: entry - start,
+                steps,
+            })
+        }
+        // `zeros(shape)`: padded alike (its padding holds the fill).
+        ("ConstantOfShape", Reach::ShapeOf { entry, .. }) => Some(Reach::Frames {
+            axis: *entry,
+            rank: len(&node.input[0]).ok_or("")? as usize,
+            steps,
+        }),
+        ("Unsqueeze", Reach::Length { .. }) => Some(Reach::ShapeOf { entry: 0, steps }),
+        ("Squeeze", Reach::ShapeOf { entry: 0, .. }) if len(&node.input[0]) == Some(1) => {
+            Some(Reach::Length { steps })
+        }
+        ("Concat", _) => {
+            let mut offset = 0;
+            let mut found = None;
+            for (name, r) in node.input.iter().zip(reads) {
+                match r {
+                    Some(Reach::ShapeOf { entry, steps }) if found.is_none() => {
+                        found = Some((offset + entry, steps.clone()))
+                    }
+                    Some(_) => return refuse("a shape with two padded lengths"),
+                    None => {}
+                }
+                offset += len(name).ok_or("")? as usize;
+            }
+            found.map(|(entry, steps)| Reach::ShapeOf { entry, steps })
+        }
+        _ => return Ok(None),
+    }))
+}
+
+/// True for a one-element constant equal to `value` (integer or float).
+fn constant_is(view: &View, name: &str, value: i64) -> bool {
+    if let Some(v) = ints(view, name) {
+        return v == [value];
+    }
+    view.index
+        .const_floats(view.graph, name)
+        .is_some_and(|v| v == [value as f32])
+}
+
+/// An elementwise op of broadcast operands: every padded operand padded alike at the same
+/// output axis, every other of size 1 there (or not reaching it).
+fn broadcast(
+    view: &View,
+    node: &NodeProto,
+    reads: &[Option<&Reach>],
+) -> Result<Vec<Option<Reach>>, String> {
+    let out_rank = rank(view, &node.output[0]).ok_or("")?;
+    let mut found: Option<(usize, Steps)> = None;
+    for (axis, r, steps) in reads.iter().filter_map(|r| frames(*r)) {
+        let aligned = out_rank.checked_sub(r).ok_or("")? + axis;
+        match &found {
+            Some((a, s)) if (*a, s) != (aligned, steps) => {
+                return refuse("operands padded along different axes, or to different lengths")
+            }
+            _ => found = Some((aligned, steps.clone())),
+        }
+    }
+    let (axis, steps) = found.ok_or("")?;
+    for (name, r) in node.input.iter().zip(reads) {
+        if r.is_some() || name.is_empty() {
+            continue;
+        }
+        // An Expand's shape operand: 1 at the padded axis, or not reaching it.
+        if node.op_type.as_deref() == Some("Expand") {
+            let shape = ints(view, name).ok_or("")?;
+            match (axis + shape.len()).checked_sub(out_rank) {
+                Some(at) if shape[at] != 1 => return refuse("an Expand along the padded axis"),
+                _ => continue,
+            }
+        }
+        let r = rank(view, name).ok_or("")?;
+        let Some(at) = (axis + r).checked_sub(out_rank) else {
+            continue;
+        };
+        if size(view, name, at) != Some(1) {
+            return refuse("an operand that is not padded spans the padded axis");
+        }
+    }
+    Ok(node
+        .output
+        .iter()
+        .map(|_| {
+            Some(Reach::Frames {
+                axis,
+                rank: out_rank,
+                steps: steps.clone(),
+            })
+        })
+        .collect())
+}
+
+/// A Reshape that keeps the padded axis one axis: the sizes before it and after it multiply to
+/// the same (fixed) products. `sized_at`: the entry of its shape operand that the padded length
+/// sizes.
+fn reshape(
+    view: &View,
+    node: &NodeProto,
+    reads: &[Option<&Reach>],
+    sized_at: Option<usize>,
+) -> Result<Vec<Option<Reach>>, String> {
+    let (axis, r, steps) = frames(reads[0]).ok_or("")?;
+    let in_dims = view
+        .shapes
+        .info(&node.input[0])
+        .and_then(|i| i.dims.clone())
+        .ok_or("")?;
+    let out_dims = view
+        .shapes
+        .info(&node.output[0])
+        .and_then(|i| i.dims.clone())
+        .ok_or("")?;
+    let fixed = |d: &[nonzero_rewrite_analysis::infer::Dim]| -> Option<i64> {
+        d.iter()
+            .try_fold(1i64, |p, d| p.checked_mul(d.as_static()?))
+    };
+    let (before, after) = (
+        fixed(&in_dims[..axis]).ok_or("")?,
+        fixed(&in_dims[axis + 1..r]).ok_or("")?,
+    );
+    // The output axis: the one the length sizes, else the one size not fixed.
+    let to = match sized_at {
+        Some(at) => at,
+        None => {
+            let open: Vec<usize> = (0..out_dims.len())
+                .filter(|&a| out_dims[a].as_static().is_none())
+                .collect();
+            match open.as_slice() {
+                [a] => *a,
+                _ => return refuse("a Reshape whose output axis of the padded one is not proven"),
+            }
+        }
+    };
+    let kept = to < out_dims.len()
+        && fixed(&out_dims[..to]) == Some(before)
+        && fixed(&out_dims[to + 1..]) == Some(after);
+    if !kept {
+        return refuse("a Reshape that merges or splits the padded axis");
+    }
+    Ok(vec![Some(Reach::Frames {
+        axis: to,
+        rank: out_dims.len(),
+        steps: steps.clone(),
+    })])
+}
+
+/// `Expand(x, shape)` where the padded length sizes entry `entry` of `shape` and `x` is not
+/// padded: `x` must have size 1 there (the same values along the frames).
+fn expanded(
+    view: &View,
+    node: &NodeProto,
+    entry: usize,
+    steps: Steps,
+) -> Result<Vec<Option<Reach>>, String> {
+    let out_rank = rank(view, &node.output[0]).ok_or("")?;
+    let len = size(view, &node.input[1], 0).ok_or("")? as usize;
+    let axis = entry + out_rank.checked_sub(len).ok_or("")?;
+    let x_rank = rank(view, &node.input[0]).ok_or("")?;
+    if let Some(at) = (axis + x_rank).checked_sub(out_rank) {
+        if size(view, &node.input[0], at) != Some(1) {
+            return refuse("an Expand along the padded axis");
+        }
+    }
+    Ok(vec![Some(Reach::Frames {
+        axis,
+        rank: out_rank,
+        steps,
+    })])
+}
+
+/// MatMul with the padded axis as rows of A, columns of B, or a batch axis of either; never the
+/// contracted axis.
+fn matmul(
+    view: &View,
+    node: &NodeProto,
+    reads: &[Option<&Reach>],
+) -> Result<Vec<Option<Reach>>, String> {
+    let out_rank = rank(view, &node.output[0]).ok_or("")?;
+    let mut found: Option<(usize, Steps)> = None;
+    for (slot, r) in reads.iter().enumerate().take(2) {
+        let Some((axis, r, steps)) = frames(*r) else {
+            continue;
+        };
+        if r < 2 || out_rank < 2 {
+            return refuse("a MatMul of vectors");
+        }
+        let to = match (slot, r - 1 - axis) {
+            (0, 1) => out_rank - 2,
+            (1, 0) => out_rank - 1,
+            (_, from_end) if from_end >= 2 => out_rank - 1 - from_end,
+            _ => return refuse("a MatMul that sums over the padded axis"),
+        };
+        match &found {
+            Some((a, s)) if (*a, s) != (to, steps) => {
+                return refuse("operands padded along different axes")
+            }
+            _ => found = Some((to, steps.clone())),
+        }
+    }
+    let (axis, steps) = found.ok_or("")?;
+    Ok(vec![Some(Reach::Frames {
+        axis,
+        rank: out_rank,
+        steps,
+    })])
+}
+
+/// The length step of a Conv or ConvTranspose along spatial axis `spatial`, from its explicit
+/// attributes (no `auto_pad`, no `output_shape`).
+fn conv_step(view: &View, node: &NodeProto, op: &str, spatial: usize) -> Option<Step> {
+    let auto_pad = attr(node, "auto_pad")
+        .and_then(|a| a.s.as_deref())
+        .unwrap_or(b"NOTSET");
+    if auto_pad != b"NOTSET" || attr(node, "output_shape").is_some() {
+        return None;
+    }
+    let kernel = match ints_attr(node, "kernel_shape").ok()? {
+        Some(k) => *k.get(spatial)?,
+        None => size(view, node.input.get(1)?, spatial + 2)?,
+    };
+    let spatial_rank = rank(view, &node.input[0])?.checked_sub(2)?;
+    let nth = |name: &str, default: i64| -> Option<i64> {
+        ints_attr(node, name)
+            .ok()?
+            .map_or(Some(default), |v| v.get(spatial).copied())
+    };
+    let (stride, dilation) = (nth("strides", 1)?, nth("dilations", 1)?);
+    let pads = ints_attr(node, "pads")
+        .ok()?
+        .unwrap_or_else(|| vec![0; 2 * spatial_rank]);
+    let pads = pads
+        .get(spatial)?
+        .checked_add(*pads.get(spatial + spatial_rank)?)?;
+    let k_eff = dilation
+        .checked_mul(kernel.checked_sub(1)?)?
+        .checked_add(1)?;
+    if stride < 1 || k_eff < 1 {
+        return None;
+    }
+    if op == "ConvTranspose" {
+        let output_padding = nth("output_padding", 0)?;
+        // stride * (n - 1) + output_padding + k_eff - pads
+        let offset = output_padding
+            .checked_add(k_eff)?
+            .checked_sub(pads)?
+            .checked_sub(stride)?;
+        return Some(Step::Affine {
+            scale: stride,
+            offset,
+        });
+    }
+    let offset = pads.checked_sub(k_eff)?;
+    Some(if stride == 1 {
+        Step::Affine {
+            scale: 1,
+            offset: offset.checked_add(1)?,
+        }
+    } else {
+        Step::Strided { offset, stride }
+    })
+}
