@@ -14,6 +14,7 @@ mod masked_writes;
 mod readers;
 mod static_bodies;
 mod static_capacities;
+mod static_capped_lengths;
 mod static_folding;
 mod static_fuzz;
 mod static_grid_writes;
