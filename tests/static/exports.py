@@ -17,17 +17,23 @@ PATTERN_FOLDERS = ("tf2onnx", "paddle2onnx", "torch_patterns", "families")
 # (43 s to compile) are left to keep the stage short on 2 cores.
 IREE_MAX_BYTES = 1_000_000
 IREE_ALSO = {"real/ssdlite320_ts17.onnx", "real/faster_rcnn_ts17.onnx", "real/retinanet_ts17.onnx", "real/fcos_ts17.onnx"}
+# The capacity a user gives where no shape decides a length (docs/static.md, "Lengths computed
+# from values"): VITS's waveform is the sum of its predicted durations. 16384 samples are 1024
+# frames of its 16 samples each, more than any case here predicts (at most 7,000 samples).
+CAPACITIES = {"real/vits_ts17.onnx": {"waveform": 16384}}
 
 
 class Export:
     """One export: `id` (folder/file), `path`, `shapes` (input name -> fixed shape), `entry` (its
     pattern folder's manifest entry, with the kind of values each input takes; None for the
-    others), `bytes`, and `iree` (IREE compiles it)."""
+    others), `bytes`, `iree` (IREE compiles it) and `capacity` (CAPACITIES': None, or `--capacity
+    NAME=N` per output)."""
 
     def __init__(self, ident, path, shapes, entry=None):
         self.id, self.path, self.shapes, self.entry = ident, path, shapes, entry
         self.bytes = path.stat().st_size
         self.iree = self.bytes <= IREE_MAX_BYTES or ident in IREE_ALSO
+        self.capacity = CAPACITIES.get(ident)
 
     def __repr__(self):
         return self.id

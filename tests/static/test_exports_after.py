@@ -49,12 +49,11 @@ STAYS_DYNAMIC = {
     "real/keypoint_rcnn_ts17.onnx": {("Slice", VALUE_SHAPE): 7, ("Resize", VALUE_SHAPE): 1},
     "real/mask_rcnn_ts17.onnx": {("Slice", VALUE_SHAPE): 4, ("ConstantOfShape", VALUE_SHAPE): 4,
                                  ("Resize", VALUE_SHAPE): 1},
-    # transformers: sizes computed from values (longformer's and VITS's Range, Slice, ...). BART's
-    # eos rows (a Reshape into equal groups, the last of each) are static.
+    # transformers: sizes computed from values (longformer's Range, Slice, ...). BART's eos rows
+    # (a Reshape into equal groups, the last of each) are static; VITS's frames run to the
+    # capacity exports.CAPACITIES gives its waveform (crate::capped).
     "real/longformer_ts17.onnx": {UNSAFE: 1, NOT_FIXED: 2, ("ConstantOfShape", VALUE_SHAPE): 6,
                                   ("Range", VALUE_SHAPE): 1, ("Reshape", VALUE_SHAPE): 8, ("Slice", VALUE_SHAPE): 4},
-    # VITS's masked writes read their updates' list itself (crate::writes): no Slice(W, 0, nnz).
-    "real/vits_ts17.onnx": {("Range", VALUE_SHAPE): 1},
 }
 # nms(boxes[m], scores[m]): fully static (the fixed-shape NMS). Their "specials" case (NaN and
 # -inf scores) is the documented exception (docs/static.md).
@@ -75,7 +74,7 @@ def made(export):
     fixed shapes, written to build/static/after/<id> (once per session)."""
     out = BUILD / "after" / export.id
     out.parent.mkdir(parents=True, exist_ok=True)
-    report = judge.static_model(export.path, out, export.shapes, allow_dynamic=True)
+    report = judge.static_model(export.path, out, export.shapes, export.capacity, allow_dynamic=True)
     assert report["returncode"] == 0, report["stderr"]
     return report, out
 
@@ -180,6 +179,15 @@ ROUNDING = {
     # shapes are constants (1e-7 relative); the same keypoints are kept.
     "families/superpoint_dynamo18.onnx": {
         engine: {name: (1e-4, 1e-6) for name in ("keypoints", "scores", "descriptors")} for engine in ("openvino", "iree")},
+    # VITS: ONNX Runtime's graph optimizations fuse the static graph otherwise than the original
+    # (its MatMul of the alignment first differs, 1e-6, then 40 convolutions carry it on: 8e-6
+    # in a waveform of [-1, 1]); with them off the two are equal bit for bit
+    # (test_capped_lengths.py). OpenVINO (at f32: judge.OPENVINO_F32), against its own run of
+    # the original, rounds its kernels' last bits otherwise over the capacity's frames too (5e-6
+    # here); IREE, against ONNX Runtime's original (it compiles no dynamic one), by its own
+    # kernels as well (1.3e-5 here).
+    "real/vits_ts17.onnx": {"onnxruntime": {"waveform": (1e-4, 1e-5)}, "openvino": {"waveform": (1e-4, 1e-5)},
+                            "iree": {"waveform": (1e-4, 5e-5)}},
     "real/fcos_ts17.onnx": {"onnxruntime": {"boxes": (1e-5, 1e-6), "scores": (1e-5, 1e-7)},
                             "openvino": {"boxes": (1e-5, 1e-6), "scores": (1e-5, 1e-7)},
                             "iree": {"boxes": (1e-4, 1e-6), "scores": (1e-4, 1e-6)}},
