@@ -312,27 +312,6 @@ impl StaticPass<'_> {
         Ok(())
     }
 
-    /// The main graph's Ranges of a value length run to a capacity ([`capped`]); then the shape
-    /// reads they fixed are folded (no selection is padded yet, so each Shape read is one the
-    /// capped frames' flow proved the capacity may stand for).
-    fn capped_lengths(&mut self, graph: &mut GraphProto, scope: &Scope) -> Result<(), StaticError> {
-        let capacities = capped::Capacities {
-            all: self.capacity,
-            named: self.output_capacities,
-        };
-        let lines = capped::rewrite(graph, scope, &capacities, &mut self.known)?;
-        if lines.is_empty() {
-            return Ok(());
-        }
-        for line in lines {
-            self.summary
-                .rewrites
-                .push(("capped-length".to_string(), scope.line(line)));
-        }
-        self.fold(graph, scope);
-        Ok(())
-    }
-
     /// The shape arithmetic of `graph` folded into initializers ([`fold`]).
     fn fold(&mut self, graph: &mut GraphProto, scope: &Scope) {
         let folded = fold::fold_constants(graph, scope);

@@ -5,7 +5,9 @@
 //! and reads of its size that only size tensors padded alike (the capacity standing for the
 //! count). Anything else refuses, naming the node.
 
-use super::length::{Step, Steps};
+use super::length::Steps;
+use super::ops::{broadcast, conv_step, expanded, matmul, reshape};
+use super::shape_reads::{constant_is, shape_step};
 use crate::graph::{attr, describe, int_attr, ints_attr};
 use crate::padding::{BINARY, UNARY};
 use crate::trace::View;
@@ -14,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 /// What a tensor computed from the frames holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Reach {
+pub(super) enum Reach {
     /// Padded along `axis` of a rank-`rank` tensor; its length follows from the Range's by
     /// `steps`. The padding's values are unknown.
     Frames {
@@ -119,7 +121,7 @@ pub fn follow(view: &View, range: &str) -> Result<Flow, String> {
 }
 
 /// The integer values of `name`: a constant, or shape arithmetic the inference computes.
-fn ints(view: &View, name: &str) -> Option<Vec<i64>> {
+pub(super) fn ints(view: &View, name: &str) -> Option<Vec<i64>> {
     view.const_ints(name).or_else(|| {
         view.shapes
             .values(name)?
@@ -129,12 +131,12 @@ fn ints(view: &View, name: &str) -> Option<Vec<i64>> {
     })
 }
 
-fn rank(view: &View, name: &str) -> Option<usize> {
+pub(super) fn rank(view: &View, name: &str) -> Option<usize> {
     view.shapes.info(name)?.rank()
 }
 
 /// The size of `name` at `axis`, where fixed.
-fn size(view: &View, name: &str, axis: usize) -> Option<i64> {
+pub(super) fn size(view: &View, name: &str, axis: usize) -> Option<i64> {
     view.shapes
         .info(name)?
         .dims
@@ -143,7 +145,7 @@ fn size(view: &View, name: &str, axis: usize) -> Option<i64> {
         .as_static()
 }
 
-fn frames(r: Option<&Reach>) -> Option<(usize, usize, &Steps)> {
+pub(super) fn frames(r: Option<&Reach>) -> Option<(usize, usize, &Steps)> {
     match r {
         Some(Reach::Frames { axis, rank, steps }) => Some((*axis, *rank, steps)),
         _ => None,
@@ -151,7 +153,7 @@ fn frames(r: Option<&Reach>) -> Option<(usize, usize, &Steps)> {
 }
 
 /// An axis operand normalised for rank `rank`.
-fn axis_in(axis: i64, rank: usize) -> Option<usize> {
+pub(super) fn axis_in(axis: i64, rank: usize) -> Option<usize> {
     usize::try_from(if axis < 0 { axis + rank as i64 } else { axis })
         .ok()
         .filter(|&a| a < rank)
@@ -371,7 +373,7 @@ fn step(
     .or_else(unknown)
 }
 
-fn refuse<T>(why: &str) -> Result<T, String> {
+pub(super) fn refuse<T>(why: &str) -> Result<T, String> {
     Err(format!(
         "reads the capped length's padding: {why} (not padding-safe)"
     ))
@@ -384,325 +386,4 @@ fn unknown<T>(why: String) -> Result<T, String> {
     } else {
         Err(why)
     }
-}
-
-/// Reads of a shape vector or length: Gather, Slice, Cast, Unsqueeze, Squeeze and Concat move
-/// the padded entry; Range(0, length, 1) is frames padded alike. `Ok(None)`: not one of these.
-fn shape_step(
-    view: &View,
-    node: &NodeProto,
-    op: &str,
-    reads: &[Option<&Reach>],
-) -> Result<Option<Option<Reach>>, String> {
-    let only_first = reads.iter().skip(1).all(Option::is_none);
-    // A shape put together from parts reads the padded one at any slot.
-    let first = match op {
-        "Concat" => reads.iter().copied().flatten().next(),
-        _ => reads.first().copied().flatten(),
-    };
-    let Some(first) = first else {
-        return Ok(None);
-    };
-    let steps = match first {
-        Reach::ShapeOf { steps, .. } | Reach::Length { steps } => steps.clone(),
-        Reach::Frames { .. } => return Ok(None),
-    };
-    let len = |name: &str| size(view, name, 0);
-    Ok(Some(match (op, first) {
-        ("Cast" | "Identity", _) => Some(first.clone()),
-        ("Gather", Reach::ShapeOf { entry, .. }) if only_first => {
-            let n = len(&node.input[0]).ok_or("")?;
-            let indices = ints(view, &node.input[1]).ok_or("")?;
-            let scalar = rank(view, &node.input[1]) == Some(0);
-            let at: Vec<usize> = indices
-                .iter()
-                .map(|&i| axis_in(i, n as usize))
-                .collect::<Option<_>>()
-                .ok_or("")?;
-            match at.iter().position(|a| a == entry) {
-                Some(_) if scalar => Some(Reach::Length { steps }),
-                Some(p) => Some(Reach::ShapeOf { entry: p, steps }),
-                None => None,
-            }
-        }
-        ("Slice", Reach::ShapeOf { entry, .. }) if only_first => {
-            let n = len(&node.input[0]).ok_or("")?;
-            let (starts, ends) = (
-                ints(view, &node.input[1]).ok_or("")?,
-                ints(view, &node.input[2]).ok_or("")?,
-            );
-            let unit_step = node
-                .input
-                .get(4)
-                .filter(|s| !s.is_empty())
-                .is_none_or(|s| ints(view, s).as_deref() == Some(&[1]));
-            let ([start], [end], true) = (starts.as_slice(), ends.as_slice(), unit_step) else {
-                return refuse("a Slice of the shape with a step");
-            };
-            let clamp = |v: i64| (if v < 0 { v + n } else { v }).clamp(0, n) as usize;
-            let (start, end) = (clamp(*start), clamp(*end));
-            (start..end).contains(entry).then(|| Reach::ShapeOf {
-                entry: entry - start,
-                steps,
-            })
-        }
-        // `zeros(shape)`: padded alike (its padding holds the fill).
-        ("ConstantOfShape", Reach::ShapeOf { entry, .. }) => Some(Reach::Frames {
-            axis: *entry,
-            rank: len(&node.input[0]).ok_or("")? as usize,
-            steps,
-        }),
-        ("Unsqueeze", Reach::Length { .. }) => Some(Reach::ShapeOf { entry: 0, steps }),
-        ("Squeeze", Reach::ShapeOf { entry: 0, .. }) if len(&node.input[0]) == Some(1) => {
-            Some(Reach::Length { steps })
-        }
-        ("Concat", _) => {
-            let mut offset = 0;
-            let mut found = None;
-            for (name, r) in node.input.iter().zip(reads) {
-                match r {
-                    Some(Reach::ShapeOf { entry, steps }) if found.is_none() => {
-                        found = Some((offset + entry, steps.clone()))
-                    }
-                    Some(_) => return refuse("a shape with two padded lengths"),
-                    None => {}
-                }
-                offset += len(name).ok_or("")? as usize;
-            }
-            found.map(|(entry, steps)| Reach::ShapeOf { entry, steps })
-        }
-        _ => return Ok(None),
-    }))
-}
-
-/// True for a one-element constant equal to `value` (integer or float).
-fn constant_is(view: &View, name: &str, value: i64) -> bool {
-    if let Some(v) = ints(view, name) {
-        return v == [value];
-    }
-    view.index
-        .const_floats(view.graph, name)
-        .is_some_and(|v| v == [value as f32])
-}
-
-/// An elementwise op of broadcast operands: every padded operand padded alike at the same
-/// output axis, every other of size 1 there (or not reaching it).
-fn broadcast(
-    view: &View,
-    node: &NodeProto,
-    reads: &[Option<&Reach>],
-) -> Result<Vec<Option<Reach>>, String> {
-    let out_rank = rank(view, &node.output[0]).ok_or("")?;
-    let mut found: Option<(usize, Steps)> = None;
-    for (axis, r, steps) in reads.iter().filter_map(|r| frames(*r)) {
-        let aligned = out_rank.checked_sub(r).ok_or("")? + axis;
-        match &found {
-            Some((a, s)) if (*a, s) != (aligned, steps) => {
-                return refuse("operands padded along different axes, or to different lengths")
-            }
-            _ => found = Some((aligned, steps.clone())),
-        }
-    }
-    let (axis, steps) = found.ok_or("")?;
-    for (name, r) in node.input.iter().zip(reads) {
-        if r.is_some() || name.is_empty() {
-            continue;
-        }
-        // An Expand's shape operand: 1 at the padded axis, or not reaching it.
-        if node.op_type.as_deref() == Some("Expand") {
-            let shape = ints(view, name).ok_or("")?;
-            match (axis + shape.len()).checked_sub(out_rank) {
-                Some(at) if shape[at] != 1 => return refuse("an Expand along the padded axis"),
-                _ => continue,
-            }
-        }
-        let r = rank(view, name).ok_or("")?;
-        let Some(at) = (axis + r).checked_sub(out_rank) else {
-            continue;
-        };
-        if size(view, name, at) != Some(1) {
-            return refuse("an operand that is not padded spans the padded axis");
-        }
-    }
-    Ok(node
-        .output
-        .iter()
-        .map(|_| {
-            Some(Reach::Frames {
-                axis,
-                rank: out_rank,
-                steps: steps.clone(),
-            })
-        })
-        .collect())
-}
-
-/// A Reshape that keeps the padded axis one axis: the sizes before it and after it multiply to
-/// the same (fixed) products. `sized_at`: the entry of its shape operand that the padded length
-/// sizes.
-fn reshape(
-    view: &View,
-    node: &NodeProto,
-    reads: &[Option<&Reach>],
-    sized_at: Option<usize>,
-) -> Result<Vec<Option<Reach>>, String> {
-    let (axis, r, steps) = frames(reads[0]).ok_or("")?;
-    let in_dims = view
-        .shapes
-        .info(&node.input[0])
-        .and_then(|i| i.dims.clone())
-        .ok_or("")?;
-    let out_dims = view
-        .shapes
-        .info(&node.output[0])
-        .and_then(|i| i.dims.clone())
-        .ok_or("")?;
-    let fixed = |d: &[nonzero_rewrite_analysis::infer::Dim]| -> Option<i64> {
-        d.iter()
-            .try_fold(1i64, |p, d| p.checked_mul(d.as_static()?))
-    };
-    let (before, after) = (
-        fixed(&in_dims[..axis]).ok_or("")?,
-        fixed(&in_dims[axis + 1..r]).ok_or("")?,
-    );
-    // The output axis: the one the length sizes, else the one size not fixed.
-    let to = match sized_at {
-        Some(at) => at,
-        None => {
-            let open: Vec<usize> = (0..out_dims.len())
-                .filter(|&a| out_dims[a].as_static().is_none())
-                .collect();
-            match open.as_slice() {
-                [a] => *a,
-                _ => return refuse("a Reshape whose output axis of the padded one is not proven"),
-            }
-        }
-    };
-    let kept = to < out_dims.len()
-        && fixed(&out_dims[..to]) == Some(before)
-        && fixed(&out_dims[to + 1..]) == Some(after);
-    if !kept {
-        return refuse("a Reshape that merges or splits the padded axis");
-    }
-    Ok(vec![Some(Reach::Frames {
-        axis: to,
-        rank: out_dims.len(),
-        steps: steps.clone(),
-    })])
-}
-
-/// `Expand(x, shape)` where the padded length sizes entry `entry` of `shape` and `x` is not
-/// padded: `x` must have size 1 there (the same values along the frames).
-fn expanded(
-    view: &View,
-    node: &NodeProto,
-    entry: usize,
-    steps: Steps,
-) -> Result<Vec<Option<Reach>>, String> {
-    let out_rank = rank(view, &node.output[0]).ok_or("")?;
-    let len = size(view, &node.input[1], 0).ok_or("")? as usize;
-    let axis = entry + out_rank.checked_sub(len).ok_or("")?;
-    let x_rank = rank(view, &node.input[0]).ok_or("")?;
-    if let Some(at) = (axis + x_rank).checked_sub(out_rank) {
-        if size(view, &node.input[0], at) != Some(1) {
-            return refuse("an Expand along the padded axis");
-        }
-    }
-    Ok(vec![Some(Reach::Frames {
-        axis,
-        rank: out_rank,
-        steps,
-    })])
-}
-
-/// MatMul with the padded axis as rows of A, columns of B, or a batch axis of either; never the
-/// contracted axis.
-fn matmul(
-    view: &View,
-    node: &NodeProto,
-    reads: &[Option<&Reach>],
-) -> Result<Vec<Option<Reach>>, String> {
-    let out_rank = rank(view, &node.output[0]).ok_or("")?;
-    let mut found: Option<(usize, Steps)> = None;
-    for (slot, r) in reads.iter().enumerate().take(2) {
-        let Some((axis, r, steps)) = frames(*r) else {
-            continue;
-        };
-        if r < 2 || out_rank < 2 {
-            return refuse("a MatMul of vectors");
-        }
-        let to = match (slot, r - 1 - axis) {
-            (0, 1) => out_rank - 2,
-            (1, 0) => out_rank - 1,
-            (_, from_end) if from_end >= 2 => out_rank - 1 - from_end,
-            _ => return refuse("a MatMul that sums over the padded axis"),
-        };
-        match &found {
-            Some((a, s)) if (*a, s) != (to, steps) => {
-                return refuse("operands padded along different axes")
-            }
-            _ => found = Some((to, steps.clone())),
-        }
-    }
-    let (axis, steps) = found.ok_or("")?;
-    Ok(vec![Some(Reach::Frames {
-        axis,
-        rank: out_rank,
-        steps,
-    })])
-}
-
-/// The length step of a Conv or ConvTranspose along spatial axis `spatial`, from its explicit
-/// attributes (no `auto_pad`, no `output_shape`).
-fn conv_step(view: &View, node: &NodeProto, op: &str, spatial: usize) -> Option<Step> {
-    let auto_pad = attr(node, "auto_pad")
-        .and_then(|a| a.s.as_deref())
-        .unwrap_or(b"NOTSET");
-    if auto_pad != b"NOTSET" || attr(node, "output_shape").is_some() {
-        return None;
-    }
-    let kernel = match ints_attr(node, "kernel_shape").ok()? {
-        Some(k) => *k.get(spatial)?,
-        None => size(view, node.input.get(1)?, spatial + 2)?,
-    };
-    let spatial_rank = rank(view, &node.input[0])?.checked_sub(2)?;
-    let nth = |name: &str, default: i64| -> Option<i64> {
-        ints_attr(node, name)
-            .ok()?
-            .map_or(Some(default), |v| v.get(spatial).copied())
-    };
-    let (stride, dilation) = (nth("strides", 1)?, nth("dilations", 1)?);
-    let pads = ints_attr(node, "pads")
-        .ok()?
-        .unwrap_or_else(|| vec![0; 2 * spatial_rank]);
-    let pads = pads
-        .get(spatial)?
-        .checked_add(*pads.get(spatial + spatial_rank)?)?;
-    let k_eff = dilation
-        .checked_mul(kernel.checked_sub(1)?)?
-        .checked_add(1)?;
-    if stride < 1 || k_eff < 1 {
-        return None;
-    }
-    if op == "ConvTranspose" {
-        let output_padding = nth("output_padding", 0)?;
-        // stride * (n - 1) + output_padding + k_eff - pads
-        let offset = output_padding
-            .checked_add(k_eff)?
-            .checked_sub(pads)?
-            .checked_sub(stride)?;
-        return Some(Step::Affine {
-            scale: stride,
-            offset,
-        });
-    }
-    let offset = pads.checked_sub(k_eff)?;
-    Some(if stride == 1 {
-        Step::Affine {
-            scale: 1,
-            offset: offset.checked_add(1)?,
-        }
-    } else {
-        Step::Strided { offset, stride }
-    })
 }

@@ -14,6 +14,8 @@
 
 mod follow;
 mod length;
+mod ops;
+mod shape_reads;
 
 use super::emit::Emitter;
 use super::scope::Scope;
@@ -34,6 +36,33 @@ const MAX_LENGTH: i64 = 1 << 31;
 pub struct Capacities<'a> {
     pub all: Option<i64>,
     pub named: &'a BTreeMap<String, i64>,
+}
+
+impl super::StaticPass<'_> {
+    /// The main graph's Ranges of a value length run to a capacity (this module); then the shape
+    /// reads they fixed are folded (no selection is padded yet, so each Shape read is one the
+    /// capped frames' flow proved the capacity may stand for).
+    pub(super) fn capped_lengths(
+        &mut self,
+        graph: &mut GraphProto,
+        scope: &Scope,
+    ) -> Result<(), StaticError> {
+        let capacities = Capacities {
+            all: self.capacity,
+            named: self.output_capacities,
+        };
+        let lines = rewrite(graph, scope, &capacities, &mut self.known)?;
+        if lines.is_empty() {
+            return Ok(());
+        }
+        for line in lines {
+            self.summary
+                .rewrites
+                .push(("capped-length".to_string(), scope.line(line)));
+        }
+        self.fold(graph, scope);
+        Ok(())
+    }
 }
 
 /// Caps each value-length Range of the main graph it can; returns a line per Range capped.

@@ -1,0 +1,105 @@
+//! Reads of a padded tensor's shape ([`super::follow`]): the vector and the length as they move
+//! through Gather, Slice, Cast, Unsqueeze, Squeeze and Concat, and `arange(length)`.
+
+use super::follow::{axis_in, ints, rank, refuse, size, Reach};
+use crate::trace::View;
+use nonzero_proto::onnx::NodeProto;
+
+/// Reads of a shape vector or length: Gather, Slice, Cast, Unsqueeze, Squeeze and Concat move
+/// the padded entry; Range(0, length, 1) is frames padded alike. `Ok(None)`: not one of these.
+pub(super) fn shape_step(
+    view: &View,
+    node: &NodeProto,
+    op: &str,
+    reads: &[Option<&Reach>],
+) -> Result<Option<Option<Reach>>, String> {
+    let only_first = reads.iter().skip(1).all(Option::is_none);
+    // A shape put together from parts reads the padded one at any slot.
+    let first = match op {
+        "Concat" => reads.iter().copied().flatten().next(),
+        _ => reads.first().copied().flatten(),
+    };
+    let Some(first) = first else {
+        return Ok(None);
+    };
+    let steps = match first {
+        Reach::ShapeOf { steps, .. } | Reach::Length { steps } => steps.clone(),
+        Reach::Frames { .. } => return Ok(None),
+    };
+    let len = |name: &str| size(view, name, 0);
+    Ok(Some(match (op, first) {
+        ("Cast" | "Identity", _) => Some(first.clone()),
+        ("Gather", Reach::ShapeOf { entry, .. }) if only_first => {
+            let n = len(&node.input[0]).ok_or("")?;
+            let indices = ints(view, &node.input[1]).ok_or("")?;
+            let scalar = rank(view, &node.input[1]) == Some(0);
+            let at: Vec<usize> = indices
+                .iter()
+                .map(|&i| axis_in(i, n as usize))
+                .collect::<Option<_>>()
+                .ok_or("")?;
+            match at.iter().position(|a| a == entry) {
+                Some(_) if scalar => Some(Reach::Length { steps }),
+                Some(p) => Some(Reach::ShapeOf { entry: p, steps }),
+                None => None,
+            }
+        }
+        ("Slice", Reach::ShapeOf { entry, .. }) if only_first => {
+            let n = len(&node.input[0]).ok_or("")?;
+            let (starts, ends) = (
+                ints(view, &node.input[1]).ok_or("")?,
+                ints(view, &node.input[2]).ok_or("")?,
+            );
+            let unit_step = node
+                .input
+                .get(4)
+                .filter(|s| !s.is_empty())
+                .is_none_or(|s| ints(view, s).as_deref() == Some(&[1]));
+            let ([start], [end], true) = (starts.as_slice(), ends.as_slice(), unit_step) else {
+                return refuse("a Slice of the shape with a step");
+            };
+            let clamp = |v: i64| (if v < 0 { v + n } else { v }).clamp(0, n) as usize;
+            let (start, end) = (clamp(*start), clamp(*end));
+            (start..end).contains(entry).then(|| Reach::ShapeOf {
+                entry: entry - start,
+                steps,
+            })
+        }
+        // `zeros(shape)`: padded alike (its padding holds the fill).
+        ("ConstantOfShape", Reach::ShapeOf { entry, .. }) => Some(Reach::Frames {
+            axis: *entry,
+            rank: len(&node.input[0]).ok_or("")? as usize,
+            steps,
+        }),
+        ("Unsqueeze", Reach::Length { .. }) => Some(Reach::ShapeOf { entry: 0, steps }),
+        ("Squeeze", Reach::ShapeOf { entry: 0, .. }) if len(&node.input[0]) == Some(1) => {
+            Some(Reach::Length { steps })
+        }
+        ("Concat", _) => {
+            let mut offset = 0;
+            let mut found = None;
+            for (name, r) in node.input.iter().zip(reads) {
+                match r {
+                    Some(Reach::ShapeOf { entry, steps }) if found.is_none() => {
+                        found = Some((offset + entry, steps.clone()))
+                    }
+                    Some(_) => return refuse("a shape with two padded lengths"),
+                    None => {}
+                }
+                offset += len(name).ok_or("")? as usize;
+            }
+            found.map(|(entry, steps)| Reach::ShapeOf { entry, steps })
+        }
+        _ => return Ok(None),
+    }))
+}
+
+/// True for a one-element constant equal to `value` (integer or float).
+pub(super) fn constant_is(view: &View, name: &str, value: i64) -> bool {
+    if let Some(v) = ints(view, name) {
+        return v == [value];
+    }
+    view.index
+        .const_floats(view.graph, name)
+        .is_some_and(|v| v == [value as f32])
+}
