@@ -48,6 +48,7 @@ def _static(tmp_path, capacity):
     assert not report["left_nodes"], report["left_nodes"]
     kinds = [r["kind"] for r in report["static"]["rewrites"]]
     assert "capped-length" in kinds, kinds
+    assert judge.report_axes(report) == {"waveform": 1}, report["static"]["count_outputs"]
     return out
 
 

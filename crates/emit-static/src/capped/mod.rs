@@ -51,7 +51,11 @@ impl super::StaticPass<'_> {
             all: self.capacity,
             named: self.output_capacities,
         };
-        let lines = rewrite(graph, scope, &capacities, &mut self.known)?;
+        let (lines, padded) = rewrite(graph, scope, &capacities, &mut self.known)?;
+        for (name, axis) in padded {
+            let count = format!("{name}_count");
+            self.summary.count_outputs.push((name, count, axis));
+        }
         if lines.is_empty() {
             return Ok(());
         }
@@ -65,15 +69,17 @@ impl super::StaticPass<'_> {
     }
 }
 
-/// Caps each value-length Range of the main graph it can; returns a line per Range capped.
-/// Those it cannot are recorded in `known` (by the Range's output) with the reason.
+/// Caps each value-length Range of the main graph it can; returns a line per Range capped, and
+/// each graph output padded (with its axis). Those it cannot are recorded in `known` (by the
+/// Range's output) with the reason.
 pub fn rewrite(
     graph: &mut GraphProto,
     scope: &Scope,
     capacities: &Capacities,
     known: &mut HashMap<String, (Reason, String)>,
-) -> Result<Vec<String>, StaticError> {
+) -> Result<(Vec<String>, Vec<(String, usize)>), StaticError> {
     let mut lines = vec![];
+    let mut padded = vec![];
     let mut tried = vec![];
     loop {
         let (index, shapes) = scope.shapes_of(graph);
@@ -88,7 +94,7 @@ pub fn rewrite(
             .enumerate()
             .position(|(i, n)| value_length(&view, n) && !tried.contains(&i))
         else {
-            return Ok(lines);
+            return Ok((lines, padded));
         };
         tried.push(at);
         let range = &graph.node[at];
@@ -101,6 +107,7 @@ pub fn rewrite(
             Ok((flow, capacity, cuts)) => {
                 let limit_type = shapes.get(&range.input[1]).elem_type.unwrap_or(0);
                 lines.push(emit(graph, scope, at, &flow, capacity, &cuts, limit_type)?);
+                padded.extend(flow.outputs.iter().map(|o| (o.name.clone(), o.axis)));
             }
             Err(why) => {
                 known.insert(out, (Reason::ValueDependentShape, why));

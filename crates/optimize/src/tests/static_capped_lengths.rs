@@ -107,6 +107,12 @@ fn the_frames_run_to_the_capacity_and_each_convolution_reads_them_masked() {
             && line.contains("'y' padded to 20 with 'y_count'"),
         "{line}"
     );
+    assert!(
+        s.to_json()
+            .contains("\"count_outputs\": {\"y\": {\"count\": \"y_count\", \"axis\": 2}}"),
+        "{}",
+        s.to_json()
+    );
     let listing = main_listing(&m);
     // Each convolution reads a Where (the padding zero), not the tensor the original read.
     for conv in ["Conv(", "ConvTranspose("] {
