@@ -51,7 +51,7 @@ impl super::StaticPass<'_> {
             all: self.capacity,
             named: self.output_capacities,
         };
-        let (lines, padded) = rewrite(graph, scope, &capacities, &mut self.known)?;
+        let Capped { lines, padded } = rewrite(graph, scope, &capacities, &mut self.known)?;
         for (name, axis) in padded {
             let count = format!("{name}_count");
             self.summary.count_outputs.push((name, count, axis));
@@ -69,17 +69,22 @@ impl super::StaticPass<'_> {
     }
 }
 
-/// Caps each value-length Range of the main graph it can; returns a line per Range capped, and
-/// each graph output padded (with its axis). Those it cannot are recorded in `known` (by the
-/// Range's output) with the reason.
+/// What [`rewrite`] did: a line per Range capped, and each graph output padded (with its axis).
+#[derive(Default)]
+pub struct Capped {
+    pub lines: Vec<String>,
+    pub padded: Vec<(String, usize)>,
+}
+
+/// Caps each value-length Range of the main graph it can. Those it cannot are recorded in
+/// `known` (by the Range's output) with the reason.
 pub fn rewrite(
     graph: &mut GraphProto,
     scope: &Scope,
     capacities: &Capacities,
     known: &mut HashMap<String, (Reason, String)>,
-) -> Result<(Vec<String>, Vec<(String, usize)>), StaticError> {
-    let mut lines = vec![];
-    let mut padded = vec![];
+) -> Result<Capped, StaticError> {
+    let mut done = Capped::default();
     let mut tried = vec![];
     loop {
         let (index, shapes) = scope.shapes_of(graph);
@@ -88,17 +93,17 @@ pub fn rewrite(
             index: &index,
             shapes: &shapes,
         };
+        // Each Range once, by its output (a refused one stays, and emits shift the others).
         let Some(at) = graph
             .node
             .iter()
-            .enumerate()
-            .position(|(i, n)| value_length(&view, n) && !tried.contains(&i))
+            .position(|n| value_length(&view, n) && !tried.contains(&n.output[0]))
         else {
-            return Ok((lines, padded));
+            return Ok(done);
         };
-        tried.push(at);
         let range = &graph.node[at];
         let out = range.output[0].clone();
+        tried.push(out.clone());
         let planned = follow::follow(&view, &out).and_then(|flow| {
             let (capacity, cuts) = capacity(&flow, capacities)?;
             Ok((flow, capacity, cuts))
@@ -106,8 +111,10 @@ pub fn rewrite(
         match planned {
             Ok((flow, capacity, cuts)) => {
                 let limit_type = shapes.get(&range.input[1]).elem_type.unwrap_or(0);
-                lines.push(emit(graph, scope, at, &flow, capacity, &cuts, limit_type)?);
-                padded.extend(flow.outputs.iter().map(|o| (o.name.clone(), o.axis)));
+                let line = emit(graph, scope, at, &flow, capacity, &cuts, limit_type)?;
+                done.lines.push(line);
+                done.padded
+                    .extend(flow.outputs.iter().map(|o| (o.name.clone(), o.axis)));
             }
             Err(why) => {
                 known.insert(out, (Reason::ValueDependentShape, why));
