@@ -108,6 +108,17 @@ pub fn rewrite(
             let (capacity, cuts) = capacity(&flow, capacities)?;
             Ok((flow, capacity, cuts))
         });
+        // Every length the masks read is a length at the capacity (a Conv of a longer kernel
+        // than its input would make it negative).
+        let planned = planned.and_then(|(flow, capacity, cuts)| {
+            match flow.masked.iter().find(|m| m.steps.eval(capacity).is_none_or(|l| l < 1)) {
+                Some(m) => Err(format!(
+                    "at the capacity's Range length {capacity}, the input of the node writing {} would be empty",
+                    m.output
+                )),
+                None => Ok((flow, capacity, cuts)),
+            }
+        });
         match planned {
             Ok((flow, capacity, cuts)) => {
                 let limit_type = shapes.get(&range.input[1]).elem_type.unwrap_or(0);
@@ -131,6 +142,7 @@ fn value_length(view: &View, node: &nonzero_proto::onnx::NodeProto) -> bool {
     );
     view.is_op(node, "Range")
         && node.input.len() == 3
+        && node.output.len() == 1
         && integer
         && view.const_ints(&node.input[0]).as_deref() == Some(&[0])
         && view.const_ints(&node.input[2]).as_deref() == Some(&[1])
@@ -317,9 +329,10 @@ fn emit(
 /// broadcast against it).
 fn padding_mask(e: &mut Emitter, length: i64, axis: usize, rank: usize, count: &str) -> String {
     let mut dims = vec![length];
-    dims.extend(std::iter::repeat_n(1, rank - axis - 1));
-    let positions: Vec<i64> = (0..length).collect();
-    let positions = e.ints_shaped(&positions, &dims);
+    dims.extend(std::iter::repeat_n(1, rank.saturating_sub(axis + 1)));
+    // A Range, not a constant of `length` positions: a capacity may be long.
+    let positions = e.range(length);
+    let positions = e.reshape(&positions, &dims);
     let valid = e.binary("Less", &positions, count);
     e.op("Not", &[&valid], vec![])
 }
