@@ -13,7 +13,10 @@ on ONNX Runtime against the dynamic original, for every case of cases.py.
   rounding there.
 - Under a capacity shorter than the waveform, the count saturates at it, and the samples the
   cut frames cannot reach (more than the decoder's reach before the cut) are the original's.
-- Without a capacity the refusal names the output and the option."""
+- Without a capacity the refusal names the output and the option.
+- The fuzz seed capped_frames_conv (`arange(max(lengths))` as frames through a Conv and a
+  ConvTranspose, at `--capacity 20`): equal bit for bit with every optimization on, past the
+  capacity too up to the ConvTranspose's reach."""
 
 import numpy as np
 import onnxruntime as ort
@@ -22,6 +25,7 @@ import pytest
 import cases
 import exports
 import judge
+from judge import ROOT
 
 VITS = next(e for e in exports.exports() if e.id == "real/vits_ts17.onnx")
 VALID = [c for c in cases.CASES if not cases.invalid(VITS, c)]
@@ -104,3 +108,27 @@ def test_a_capacity_below_one_is_refused(tmp_path, capacity):
     report = judge.static_model(VITS.path, tmp_path / "never.onnx", VITS.shapes, {"waveform": capacity})
     assert report["returncode"] != 0
     assert "must be at least 1" in report["stderr"] or "positive" in report["stderr"], report["stderr"]
+
+
+def test_frames_through_a_conv_and_a_conv_transpose_at_every_length(tmp_path):
+    seed = (ROOT / "fuzz" / "seeds" / "optimize_static" / "capped_frames_conv").read_bytes()
+    source, out = tmp_path / "frames.onnx", tmp_path / "frames_static.onnx"
+    source.write_bytes(seed[16:])
+    report = judge.static_model(source, out, {}, seed[1])
+    assert report["returncode"] == 0 and not report["left_nodes"], report["stderr"]
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    original = ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+    static = ort.InferenceSession(str(out), options, providers=["CPUExecutionProvider"])
+    for lengths in ([3, 5], [1, 1], [7, 7], [2, 9], [10, 2], [12, 4], [40, 1]):
+        feeds = {"lengths": np.array(lengths, np.int64)}
+        (want,), (got, count) = original.run(None, feeds), static.run(None, feeds)
+        count = int(count)
+        assert got.shape == (2, 1, 20) and count == min(2 * max(lengths), 20), (lengths, count)
+        # Past the capacity (10 frames), the last 3 samples reach the cut frames.
+        kept = count if 2 * max(lengths) <= 20 else count - 3
+        assert np.array_equal(got[..., :kept], want[..., :kept]), lengths
+        assert not got[..., count:].any(), lengths
+    # No frame at all: the original's Conv refuses an empty input; the static model counts 0.
+    (got, count) = static.run(None, {"lengths": np.zeros(2, np.int64)})
+    assert int(count) == 0 and not got.any()

@@ -58,6 +58,9 @@ EXPECTED = {
     # Writes at a full index grid (TorchScript's x[:, j] = v) as Where: on a fixed tensor, and
     # on padded rows then written back (the second found static mode not idempotent: a row
     # mask's spread read the data's Shape after the fold).
+    # A Range of a value length (its lengths' max) through a Conv and a ConvTranspose, at
+    # --capacity 20 (crate::capped): the frames run to 10, the output padded to 20.
+    "capped_frames_conv": STATIC,
     "grid_write_columns": STATIC,
     "grid_write_rows_written_back": STATIC,
     # Opset 9: opset-too-old (--allow-dynamic).

@@ -111,6 +111,12 @@ pub fn rewrite(
         // Every length the masks read is a length at the capacity (a Conv of a longer kernel
         // than its input would make it negative).
         let planned = planned.and_then(|(flow, capacity, cuts)| {
+            let limit_type = shapes.get(&range.input[1]).elem_type;
+            if limit_type == Some(DataType::Int32 as i32) && i32::try_from(capacity).is_err() {
+                return Err(format!(
+                    "its int32 limit cannot hold the capacity's Range length {capacity}"
+                ));
+            }
             match flow.masked.iter().find(|m| m.steps.eval(capacity).is_none_or(|l| l < 1)) {
                 Some(m) => Err(format!(
                     "at the capacity's Range length {capacity}, the input of the node writing {} would be empty",
