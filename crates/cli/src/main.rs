@@ -130,7 +130,9 @@ enum Command {
         input_shape: Vec<String>,
         /// With --static: the most coordinates (or rows) a data-dependent output holds; past it
         /// the first N in row-major order are kept. Default: the mask's element count.
-        /// NAME=N caps the selections that reach the graph output NAME (repeat per output).
+        /// NAME=N caps the selections that reach the graph output NAME (repeat per output),
+        /// and its length where the model computes it from values (a speech model's waveform:
+        /// no default then).
         #[arg(
             long,
             value_name = "N|NAME=N",

@@ -55,6 +55,9 @@ pub struct Output {
 pub struct Flow {
     pub masked: Vec<Masked>,
     pub outputs: Vec<Output>,
+    /// Every tensor padded along the frames: (name, its fixed sizes but the padded axis's,
+    /// that axis, its steps); `None` where a size is not fixed.
+    pub padded: Vec<(String, Option<Vec<i64>>, usize, Steps)>,
 }
 
 /// Ops of one input whose output element reads only the same input element (and random
@@ -91,6 +94,14 @@ pub fn follow(view: &View, range: &str) -> Result<Flow, String> {
             .map_err(|why| format!("{} {why}", describe(node)))?;
         for (name, r) in node.output.iter().zip(outputs) {
             if let Some(r) = r {
+                if let Reach::Frames { axis, steps, .. } = &r {
+                    flow.padded.push((
+                        name.clone(),
+                        other_sizes(view, name, *axis),
+                        *axis,
+                        steps.clone(),
+                    ));
+                }
                 reach.insert(name.clone(), r);
             }
         }
@@ -118,6 +129,16 @@ pub fn follow(view: &View, range: &str) -> Result<Flow, String> {
     }
     flow.outputs.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(flow)
+}
+
+/// The sizes of `name`, fixed at every axis but `axis` (1 there).
+fn other_sizes(view: &View, name: &str, axis: usize) -> Option<Vec<i64>> {
+    let dims = view.shapes.info(name)?.dims.as_ref()?;
+    let sizes = dims
+        .iter()
+        .enumerate()
+        .map(|(a, d)| if a == axis { Some(1) } else { d.as_static() });
+    sizes.collect()
 }
 
 /// The integer values of `name`: a constant, or shape arithmetic the inference computes.

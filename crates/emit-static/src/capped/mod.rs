@@ -26,6 +26,7 @@ use follow::Flow;
 use length::Steps;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::GraphProto;
+use nonzero_rewrite_analysis::dims::MAX_PADDED_ELEMENTS;
 use nonzero_rewrite_analysis::findings::Reason;
 use std::collections::{BTreeMap, HashMap};
 
@@ -116,6 +117,20 @@ pub fn rewrite(
                 return Err(format!(
                     "its int32 limit cannot hold the capacity's Range length {capacity}"
                 ));
+            }
+            // Each padded tensor is allocated whole on every run, as a selection's padding is.
+            for (name, sizes, axis, steps) in &flow.padded {
+                let whole = sizes.as_ref().and_then(|sizes| {
+                    let length = steps.eval(capacity)?;
+                    sizes.iter().enumerate().try_fold(1i64, |n, (a, &d)| {
+                        n.checked_mul(if a == *axis { length } else { d })
+                    })
+                });
+                if whole.is_none_or(|n| n > MAX_PADDED_ELEMENTS) {
+                    return Err(format!(
+                        "at the capacity's Range length {capacity}, {name} would hold more than 2^31 elements (or a size not fixed): lower the capacity"
+                    ));
+                }
             }
             match flow.masked.iter().find(|m| m.steps.eval(capacity).is_none_or(|l| l < 1)) {
                 Some(m) => Err(format!(
