@@ -5,6 +5,7 @@
 //! and reads of its size that only size tensors padded alike (the capacity standing for the
 //! count). Anything else refuses, naming the node.
 
+use super::known::{axis_in, ints, other_sizes};
 use super::length::Steps;
 use super::ops::{broadcast, conv_step, expanded, matmul, reshape};
 use super::shape_reads::{constant_is, shape_step};
@@ -131,53 +132,11 @@ pub fn follow(view: &View, range: &str) -> Result<Flow, String> {
     Ok(flow)
 }
 
-/// The sizes of `name`, fixed at every axis but `axis` (1 there).
-fn other_sizes(view: &View, name: &str, axis: usize) -> Option<Vec<i64>> {
-    let dims = view.shapes.info(name)?.dims.as_ref()?;
-    let sizes = dims
-        .iter()
-        .enumerate()
-        .map(|(a, d)| if a == axis { Some(1) } else { d.as_static() });
-    sizes.collect()
-}
-
-/// The integer values of `name`: a constant, or shape arithmetic the inference computes.
-pub(super) fn ints(view: &View, name: &str) -> Option<Vec<i64>> {
-    view.const_ints(name).or_else(|| {
-        view.shapes
-            .values(name)?
-            .iter()
-            .map(|d| d.as_static())
-            .collect()
-    })
-}
-
-pub(super) fn rank(view: &View, name: &str) -> Option<usize> {
-    view.shapes.info(name)?.rank()
-}
-
-/// The size of `name` at `axis`, where fixed.
-pub(super) fn size(view: &View, name: &str, axis: usize) -> Option<i64> {
-    view.shapes
-        .info(name)?
-        .dims
-        .as_ref()?
-        .get(axis)?
-        .as_static()
-}
-
 pub(super) fn frames(r: Option<&Reach>) -> Option<(usize, usize, &Steps)> {
     match r {
         Some(Reach::Frames { axis, rank, steps }) => Some((*axis, *rank, steps)),
         _ => None,
     }
-}
-
-/// An axis operand normalised for rank `rank`.
-pub(super) fn axis_in(axis: i64, rank: usize) -> Option<usize> {
-    usize::try_from(if axis < 0 { axis + rank as i64 } else { axis })
-        .ok()
-        .filter(|&a| a < rank)
 }
 
 /// What `node` makes of the padded tensors it reads (`reads`, per input slot): one entry per

@@ -13,6 +13,7 @@
 //! output is the original's for the frames kept (computed as if the utterance ended there).
 
 mod follow;
+mod known;
 mod length;
 mod ops;
 mod shape_reads;

@@ -1,7 +1,8 @@
 //! The ops the frames pass with more than one operand or a moved axis ([`super::follow`]):
 //! broadcasts, Reshape, Expand, MatMul, and the length step of Conv and ConvTranspose.
 
-use super::follow::{frames, ints, rank, refuse, size, Reach};
+use super::follow::{frames, refuse, Reach};
+use super::known::{ints, rank, size};
 use super::length::{Step, Steps};
 use crate::graph::{attr, ints_attr};
 use crate::trace::View;

@@ -1,7 +1,8 @@
 //! Reads of a padded tensor's shape ([`super::follow`]): the vector and the length as they move
 //! through Gather, Slice, Cast, Unsqueeze, Squeeze and Concat, and `arange(length)`.
 
-use super::follow::{axis_in, ints, rank, refuse, size, Reach};
+use super::follow::{refuse, Reach};
+use super::known::{axis_in, ints, rank, size};
 use crate::trace::View;
 use nonzero_proto::onnx::NodeProto;
 

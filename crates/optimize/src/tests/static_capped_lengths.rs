@@ -154,7 +154,10 @@ fn the_capacity_for_every_output_applies_and_a_capacity_is_needed() {
     // 7 samples need 4 frames (8 samples), cut to 7.
     assert_eq!(declared(&m, "y"), Some(vec![Some(2), Some(1), Some(7)]));
     // 2^32 samples are 2^31 frames: the Conv's [2, 2, 2^31] would be allocated on every run.
-    let why = static_error(&frames_model(identity_tail()), &options(&[("y", 1 << 32)], None));
+    let why = static_error(
+        &frames_model(identity_tail()),
+        &options(&[("y", 1 << 32)], None),
+    );
     assert!(
         why.contains("at the capacity's Range length 2147483648")
             && why.contains("would hold more than 2^31 elements"),
