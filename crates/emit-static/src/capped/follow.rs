@@ -333,11 +333,13 @@ fn step(
             })
         }
         "Shape" if only_first => {
-            let start =
-                axis_in(int_attr(node, "start").map_err(|_| "")?.unwrap_or(0), r + 1).unwrap_or(0);
-            let end = int_attr(node, "end").map_err(|_| "")?.map_or(r, |e| {
-                axis_in(e, r + 1).unwrap_or(if e < 0 { 0 } else { r })
-            });
+            // Shape's start and end: negative from the rank, clamped to [0, rank].
+            let bound = |name: &str, default: i64| -> Result<usize, String> {
+                let v = int_attr(node, name).map_err(|_| "")?.unwrap_or(default);
+                let v = if v < 0 { v.saturating_add(r as i64) } else { v };
+                Ok(v.clamp(0, r as i64) as usize)
+            };
+            let (start, end) = (bound("start", 0)?, bound("end", r as i64)?);
             if (start..end).contains(&axis) {
                 out(Reach::ShapeOf {
                     entry: axis - start,

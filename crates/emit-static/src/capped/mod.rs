@@ -245,8 +245,7 @@ fn emit(
     }
     graph.node[at].input[1] = cap;
     e.insert(graph, at + 1);
-    let (index, shapes) = scope.shapes_of(graph);
-    let _ = index;
+    let (_, shapes) = scope.shapes_of(graph);
     // Each Conv's input masked once, before its first reader.
     let mut masked: HashMap<String, String> = HashMap::new();
     for m in &flow.masked {

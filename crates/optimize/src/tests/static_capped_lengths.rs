@@ -188,3 +188,18 @@ fn a_sum_over_the_frames_is_refused_by_name() {
         "{why}"
     );
 }
+
+#[test]
+fn a_shape_read_from_its_last_axis_sizes_frames_padded_alike() {
+    // `up + zeros(up.shape[-1:])`: Shape's start -1 counts from the rank.
+    let tail = vec![
+        node("Shape", &["up"], &["last"], vec![int("start", -1)]),
+        node("ConstantOfShape", &["last"], &["zeros"], vec![]),
+        node("Add", &["up", "zeros"], &["y"], vec![]),
+    ];
+    let (out, _) =
+        optimize_with(&frames_model(tail), &options(&[("y", 20)], None)).expect("static");
+    let m = ModelProto::decode(out.as_slice()).unwrap();
+    assert_eq!(declared(&m, "y"), Some(vec![Some(2), Some(1), Some(20)]));
+    assert!(!main_listing(&m).iter().any(|l| l.starts_with("Shape(")));
+}
