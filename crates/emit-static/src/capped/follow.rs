@@ -278,17 +278,7 @@ fn step(
             if along == axis {
                 return refuse("a Split along the padded axis");
             }
-            Ok(node
-                .output
-                .iter()
-                .map(|_| {
-                    Some(Reach::Frames {
-                        axis,
-                        rank: r,
-                        steps: steps.clone(),
-                    })
-                })
-                .collect())
+            Ok(every_output(node, axis, r, &steps))
         }
         "Concat" => {
             let along =
@@ -353,6 +343,22 @@ fn step(
         _ => refuse("not an op the padding may pass"),
     }
     .or_else(unknown)
+}
+
+/// Each output of `node` padded along `axis` of rank `rank` (a Split's parts, an elementwise
+/// op's one).
+pub(super) fn every_output(
+    node: &NodeProto,
+    axis: usize,
+    rank: usize,
+    steps: &Steps,
+) -> Vec<Option<Reach>> {
+    let frames = Reach::Frames {
+        axis,
+        rank,
+        steps: steps.clone(),
+    };
+    node.output.iter().map(|_| Some(frames.clone())).collect()
 }
 
 pub(super) fn refuse<T>(why: &str) -> Result<T, String> {

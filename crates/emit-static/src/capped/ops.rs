@@ -1,7 +1,7 @@
 //! The ops the frames pass with more than one operand or a moved axis ([`super::follow`]):
 //! broadcasts, Reshape, Expand, MatMul, and the length step of Conv and ConvTranspose.
 
-use super::follow::{frames, refuse, Reach};
+use super::follow::{every_output, frames, refuse, Reach};
 use super::known::{ints, rank, size};
 use super::length::{Step, Steps};
 use crate::graph::{attr, ints_attr};
@@ -47,17 +47,7 @@ pub(super) fn broadcast(
             return refuse("an operand that is not padded spans the padded axis");
         }
     }
-    Ok(node
-        .output
-        .iter()
-        .map(|_| {
-            Some(Reach::Frames {
-                axis,
-                rank: out_rank,
-                steps: steps.clone(),
-            })
-        })
-        .collect())
+    Ok(every_output(node, axis, out_rank, &steps))
 }
 
 /// A Reshape that keeps the padded axis one axis: the sizes before it and after it multiply to
