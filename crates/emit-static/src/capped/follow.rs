@@ -90,6 +90,12 @@ pub fn follow(view: &View, range: &str) -> Result<Flow, String> {
         if reads.iter().all(Option::is_none) {
             continue;
         }
+        if node.output.is_empty() {
+            return Err(format!(
+                "{} reads the frames and writes nothing",
+                describe(node)
+            ));
+        }
         let outputs = step(view, node, &reads, &mut flow)
             .or_else(unknown)
             .map_err(|why| format!("{} {why}", describe(node)))?;
@@ -163,7 +169,7 @@ fn step(
     }
     // `arange(length)`: frames padded alike (their padding holds the positions past the count).
     if let ("Range", [None, Some(Reach::Length { steps }), None]) = (op, reads) {
-        if constant_is(view, &node.input[0], 0) && constant_is(view, &node.input[2], 1) {
+        if constant_is(view, arg(node, 0)?, 0) && constant_is(view, arg(node, 2)?, 1) {
             return out(Reach::Frames {
                 axis: 0,
                 rank: 1,
@@ -257,7 +263,7 @@ fn step(
         }
         "Reshape" if only_first => reshape(view, node, reads, None),
         "Slice" if only_first => {
-            let starts = ints(view, &node.input[1]).ok_or("")?;
+            let starts = ints(view, arg(node, 1)?).ok_or("")?;
             let axes = match node.input.get(3).filter(|n| !n.is_empty()) {
                 Some(a) => ints(view, a).ok_or("")?,
                 None => (0..starts.len() as i64).collect(),
@@ -359,6 +365,14 @@ pub(super) fn every_output(
         steps: steps.clone(),
     };
     node.output.iter().map(|_| Some(frames.clone())).collect()
+}
+
+/// Input `slot` of `node`; an empty error (not known) where the node has no such input.
+pub(super) fn arg(node: &NodeProto, slot: usize) -> Result<&str, String> {
+    node.input
+        .get(slot)
+        .map(String::as_str)
+        .ok_or_else(String::new)
 }
 
 pub(super) fn refuse<T>(why: &str) -> Result<T, String> {

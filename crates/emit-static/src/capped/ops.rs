@@ -1,7 +1,7 @@
 //! The ops the frames pass with more than one operand or a moved axis ([`super::follow`]):
 //! broadcasts, Reshape, Expand, MatMul, and the length step of Conv and ConvTranspose.
 
-use super::follow::{every_output, frames, refuse, Reach};
+use super::follow::{arg, every_output, frames, refuse, Reach};
 use super::known::{ints, rank, size};
 use super::length::{Step, Steps};
 use crate::graph::{attr, ints_attr};
@@ -62,7 +62,7 @@ pub(super) fn reshape(
     let (axis, r, steps) = frames(reads[0]).ok_or("")?;
     let in_dims = view
         .shapes
-        .info(&node.input[0])
+        .info(arg(node, 0)?)
         .and_then(|i| i.dims.clone())
         .ok_or("")?;
     let out_dims = view
@@ -113,11 +113,11 @@ pub(super) fn expanded(
     steps: Steps,
 ) -> Result<Vec<Option<Reach>>, String> {
     let out_rank = rank(view, &node.output[0]).ok_or("")?;
-    let len = size(view, &node.input[1], 0).ok_or("")? as usize;
+    let len = size(view, arg(node, 1)?, 0).ok_or("")? as usize;
     let axis = entry + out_rank.checked_sub(len).ok_or("")?;
-    let x_rank = rank(view, &node.input[0]).ok_or("")?;
+    let x_rank = rank(view, arg(node, 0)?).ok_or("")?;
     if let Some(at) = (axis + x_rank).checked_sub(out_rank) {
-        if size(view, &node.input[0], at) != Some(1) {
+        if size(view, arg(node, 0)?, at) != Some(1) {
             return refuse("an Expand along the padded axis");
         }
     }
@@ -178,7 +178,7 @@ pub(super) fn conv_step(view: &View, node: &NodeProto, op: &str, spatial: usize)
         Some(k) => *k.get(spatial)?,
         None => size(view, node.input.get(1)?, spatial + 2)?,
     };
-    let spatial_rank = rank(view, &node.input[0])?.checked_sub(2)?;
+    let spatial_rank = rank(view, node.input.first()?)?.checked_sub(2)?;
     let nth = |name: &str, default: i64| -> Option<i64> {
         ints_attr(node, name)
             .ok()?

@@ -1,7 +1,7 @@
 //! Reads of a padded tensor's shape ([`super::follow`]): the vector and the length as they move
 //! through Gather, Slice, Cast, Unsqueeze, Squeeze and Concat, and `arange(length)`.
 
-use super::follow::{refuse, Reach};
+use super::follow::{arg, refuse, Reach};
 use super::known::{axis_in, ints, rank, size};
 use crate::trace::View;
 use nonzero_proto::onnx::NodeProto;
@@ -31,9 +31,9 @@ pub(super) fn shape_step(
     Ok(Some(match (op, first) {
         ("Cast" | "Identity", _) => Some(first.clone()),
         ("Gather", Reach::ShapeOf { entry, .. }) if only_first => {
-            let n = len(&node.input[0]).ok_or("")?;
-            let indices = ints(view, &node.input[1]).ok_or("")?;
-            let scalar = rank(view, &node.input[1]) == Some(0);
+            let n = len(arg(node, 0)?).ok_or("")?;
+            let indices = ints(view, arg(node, 1)?).ok_or("")?;
+            let scalar = rank(view, arg(node, 1)?) == Some(0);
             let at: Vec<usize> = indices
                 .iter()
                 .map(|&i| axis_in(i, n as usize))
@@ -46,10 +46,10 @@ pub(super) fn shape_step(
             }
         }
         ("Slice", Reach::ShapeOf { entry, .. }) if only_first => {
-            let n = len(&node.input[0]).ok_or("")?;
+            let n = len(arg(node, 0)?).ok_or("")?;
             let (starts, ends) = (
-                ints(view, &node.input[1]).ok_or("")?,
-                ints(view, &node.input[2]).ok_or("")?,
+                ints(view, arg(node, 1)?).ok_or("")?,
+                ints(view, arg(node, 2)?).ok_or("")?,
             );
             let unit_step = node
                 .input
@@ -69,11 +69,11 @@ pub(super) fn shape_step(
         // `zeros(shape)`: padded alike (its padding holds the fill).
         ("ConstantOfShape", Reach::ShapeOf { entry, .. }) => Some(Reach::Frames {
             axis: *entry,
-            rank: len(&node.input[0]).ok_or("")? as usize,
+            rank: len(arg(node, 0)?).ok_or("")? as usize,
             steps,
         }),
         ("Unsqueeze", Reach::Length { .. }) => Some(Reach::ShapeOf { entry: 0, steps }),
-        ("Squeeze", Reach::ShapeOf { entry: 0, .. }) if len(&node.input[0]) == Some(1) => {
+        ("Squeeze", Reach::ShapeOf { entry: 0, .. }) if len(arg(node, 0)?) == Some(1) => {
             Some(Reach::Length { steps })
         }
         ("Concat", _) => {
