@@ -3,11 +3,13 @@
 //! `host.rs` (host data); how a call is split is in `plan.rs`.
 
 use crate::encode::Placeholders;
+use crate::kept::Kept;
 use crate::pipelines::Pipelines;
 use crate::plan::{self, Chunking, Plan, PlanLimits};
 use crate::shaders::ScanPath;
 use crate::{ElementKind, GpuConfig, GpuError};
 use nonzero_core::DataType;
+use std::sync::Mutex;
 
 /// A NonZero context for one device: bind group layout, pipelines per element kind, limits.
 pub struct GpuNonZero {
@@ -17,6 +19,8 @@ pub struct GpuNonZero {
     pub(crate) limits: PlanLimits,
     pub(crate) pipelines: Pipelines,
     pub(crate) placeholders: Placeholders,
+    /// The host path's input and staging buffers, kept from call to call (kept.rs).
+    pub(crate) kept: Mutex<Kept>,
 }
 
 impl std::fmt::Debug for GpuNonZero {
@@ -50,6 +54,7 @@ impl GpuNonZero {
             limits: PlanLimits::new(&device_limits, &config),
             pipelines: Pipelines::new(&device, path, config.workgroup_size),
             placeholders: Placeholders::new(&device),
+            kept: Mutex::default(),
             device,
             queue,
             config,

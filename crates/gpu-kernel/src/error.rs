@@ -45,6 +45,9 @@ pub enum GpuError {
         needed: u64,
         actual: u64,
     },
+    /// The host memory handed over for the result holds a different number of int64.
+    #[error("the result needs {expected} int64 but the output holds {actual}")]
+    OutputLength { expected: usize, actual: usize },
     /// A device buffer lacks a usage flag the call needs.
     #[error("the {what} buffer needs usage {needed}")]
     BufferUsage { what: &'static str, needed: String },

@@ -1,6 +1,7 @@
 //! The host convenience API: NonZero of host data, uploaded, computed on the device and read
 //! back, in the ONNX ([`OnnxCoordinates`]) and DirectML ([`DmlCoordinates`]) forms.
 
+use crate::kept::HostBuffers;
 use crate::kind::type_info;
 use crate::{GpuError, GpuNonZero};
 use nonzero_core::{DataType, Element, OnnxCoordinates};
@@ -22,20 +23,52 @@ impl GpuNonZero {
         bytes: &[u8],
         shape: &[usize],
     ) -> Result<OnnxCoordinates, GpuError> {
+        let mut result = OnnxCoordinates {
+            rank: shape.len(),
+            nnz: 0,
+            data: Vec::new(),
+        };
+        self.nonzero_bytes_into(dtype, bytes, shape, |[rank, nnz]| {
+            result.nnz = nnz;
+            result.data = vec![0; rank * nnz];
+            Ok::<_, GpuError>(&mut result.data[..])
+        })?;
+        Ok(result)
+    }
+
+    /// ONNX NonZero of host bytes (native order) of `dtype` elements, read back straight into
+    /// memory the caller hands over once the count is known: `output([rank, nnz])` returns
+    /// exactly `rank * nnz` int64 (an ONNX Runtime output, say), row-major `[rank, nnz]`.
+    ///
+    /// The input and the read-back go through buffers the context keeps from call to call
+    /// ([`GpuNonZero::release_kept`] frees them); a call that finds them in use by another
+    /// thread makes its own. `output`'s error comes back as it is.
+    pub fn nonzero_bytes_into<'o, E: From<GpuError>>(
+        &self,
+        dtype: DataType,
+        bytes: &[u8],
+        shape: &[usize],
+        output: impl FnOnce([usize; 2]) -> Result<&'o mut [i64], E>,
+    ) -> Result<(), E> {
         let plan = self.plan(dtype, shape)?;
         check_bytes(dtype, plan.info.kind.size(), bytes, plan.numel)?;
-        let input = self.upload(dtype, bytes)?;
+        let mut buffers = HostBuffers::take(self);
+        let input = buffers.input(dtype, bytes)?;
         let out = self.onnx_device(&input, dtype, shape)?;
-        let words = self.read_buffer(&out.buffer, (out.rank * out.nnz * 8) as u64)?;
-        let data = words
-            .chunks_exact(8)
-            .map(|b| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-            .collect();
-        Ok(OnnxCoordinates {
-            rank: out.rank,
-            nnz: out.nnz,
-            data,
-        })
+        let dst = output([out.rank, out.nnz])?;
+        if dst.len() != out.rank * out.nnz {
+            return Err(GpuError::OutputLength {
+                expected: out.rank * out.nnz,
+                actual: dst.len(),
+            }
+            .into());
+        }
+        buffers.read(&out.buffer, bytemuck::cast_slice_mut(dst))?;
+        // The device wrote little-endian words; a no-op on little-endian hosts.
+        for v in dst.iter_mut() {
+            *v = i64::from_le(*v);
+        }
+        Ok(())
     }
 
     /// ONNX NonZero of a host slice.
@@ -57,7 +90,8 @@ impl GpuNonZero {
     ) -> Result<DmlCoordinates, GpuError> {
         let plan = self.plan(dtype, shape)?;
         check_bytes(dtype, plan.info.kind.size(), bytes, plan.numel)?;
-        let input = self.upload(dtype, bytes)?;
+        let mut buffers = HostBuffers::take(self);
+        let input = buffers.input(dtype, bytes)?;
         let count = self.storage_buffer("nonzero count", 4, wgpu::BufferUsages::COPY_SRC);
         let coords = self.storage_buffer(
             "nonzero coords",
@@ -66,11 +100,10 @@ impl GpuNonZero {
         );
         self.dml_device(&input, dtype, shape, n_columns, &count, &coords)?;
         let nnz = self.read_u32(&count)?;
-        let bytes = self.read_buffer(&coords, u64::from(nnz) * n_columns as u64 * 4)?;
-        let coords = bytes
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let mut coords_host = vec![0u32; nnz as usize * n_columns];
+        buffers.read(&coords, bytemuck::cast_slice_mut(&mut coords_host))?;
+        // The device wrote little-endian words; a no-op on little-endian hosts.
+        let coords = coords_host.into_iter().map(u32::from_le).collect();
         Ok(DmlCoordinates {
             count: nnz,
             columns: n_columns,

@@ -30,8 +30,11 @@
 //!   element `d * numel` (the first `count` of each row are valid).
 //! - [`GpuNonZero::encode_dml`] records the DirectML form into the caller's encoder.
 //! - Host convenience: [`GpuNonZero::nonzero`] / [`GpuNonZero::nonzero_bytes`] return
-//!   [`nonzero_core::OnnxCoordinates`]; [`GpuNonZero::nonzero_coordinates`] /
-//!   [`GpuNonZero::nonzero_coordinates_bytes`] return [`DmlCoordinates`].
+//!   [`nonzero_core::OnnxCoordinates`]; [`GpuNonZero::nonzero_bytes_into`] reads back straight
+//!   into memory the caller hands over once the count is known (ONNX Runtime's output);
+//!   [`GpuNonZero::nonzero_coordinates`] / [`GpuNonZero::nonzero_coordinates_bytes`] return
+//!   [`DmlCoordinates`]. They keep an input and a staging buffer from call to call
+//!   ([`GpuNonZero::release_kept`] frees them).
 //!
 //! # Algorithm (reduce, then scan)
 //!
@@ -111,6 +114,7 @@ mod device;
 mod encode;
 mod error;
 mod host;
+mod kept;
 mod kind;
 mod params;
 mod pipelines;

@@ -56,14 +56,7 @@ impl GpuNonZero {
                 bytes: bytes.len(),
             });
         }
-        let padded = pad4(bytes.len() as u64).max(4);
-        if padded > self.limits.max_buffer {
-            return Err(GpuError::TooLarge {
-                what: "input buffer",
-                needed: padded,
-                limit: self.limits.max_buffer,
-            });
-        }
+        let padded = self.input_buffer_size(bytes.len())?;
         let padded_copy;
         let contents = if bytes.len() as u64 == padded {
             bytes
@@ -84,25 +77,61 @@ impl GpuNonZero {
             }))
     }
 
+    /// The size of an input buffer for `len` bytes: whole words, at least one, within the
+    /// device's buffer limit.
+    pub(crate) fn input_buffer_size(&self, len: usize) -> Result<u64, GpuError> {
+        let padded = pad4(len as u64).max(4);
+        if padded > self.limits.max_buffer {
+            return Err(GpuError::TooLarge {
+                what: "input buffer",
+                needed: padded,
+                limit: self.limits.max_buffer,
+            });
+        }
+        Ok(padded)
+    }
+
     /// Copies the first `size` bytes of `src` (which needs `COPY_SRC`) to the host; waits.
     pub fn read_buffer(&self, src: &wgpu::Buffer, size: u64) -> Result<Vec<u8>, GpuError> {
-        if size == 0 {
-            return Ok(Vec::new());
+        let mut data = vec![0u8; size as usize];
+        if size > 0 {
+            let staging = self.staging_buffer(pad4(size));
+            self.read_into(src, &mut data, &staging)?;
         }
-        check_usage("read-back source", src, wgpu::BufferUsages::COPY_SRC)?;
-        let padded = pad4(size);
-        check_size("read-back source", src, padded)?;
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+        Ok(data)
+    }
+
+    /// A new `MAP_READ | COPY_DST` buffer of `size` bytes.
+    pub(crate) fn staging_buffer(&self, size: u64) -> wgpu::Buffer {
+        self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("nonzero read-back"),
-            size: padded,
+            size,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
-        });
+        })
+    }
+
+    /// Copies the first `dst.len()` bytes of `src` into `dst` through `staging` (at least that
+    /// many bytes rounded up to a word); waits.
+    pub(crate) fn read_into(
+        &self,
+        src: &wgpu::Buffer,
+        dst: &mut [u8],
+        staging: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        check_usage("read-back source", src, wgpu::BufferUsages::COPY_SRC)?;
+        let padded = pad4(dst.len() as u64);
+        check_size("read-back source", src, padded)?;
+        check_size("read-back staging", staging, padded)?;
         let mut enc = self.device.create_command_encoder(&Default::default());
-        enc.copy_buffer_to_buffer(src, 0, &staging, 0, padded);
+        enc.copy_buffer_to_buffer(src, 0, staging, 0, padded);
         self.queue.submit([enc.finish()]);
+        let slice = staging.slice(..padded);
         let (tx, rx) = mpsc::channel();
-        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+        slice.map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
         });
         self.device
@@ -111,15 +140,14 @@ impl GpuNonZero {
         rx.recv()
             .map_err(ReadbackError::Callback)?
             .map_err(ReadbackError::Map)?;
-        let data = {
-            let view = staging
-                .slice(..)
+        {
+            let view = slice
                 .get_mapped_range()
                 .map_err(ReadbackError::MappedRange)?;
-            view[..size as usize].to_vec()
-        };
+            dst.copy_from_slice(&view[..dst.len()]);
+        }
         staging.unmap();
-        Ok(data)
+        Ok(())
     }
 
     /// The first u32 of `src` (a count buffer), read back.

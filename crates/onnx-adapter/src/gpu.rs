@@ -4,7 +4,7 @@
 //! Every failure (no adapter, device creation, a GPU error or a wgpu panic) comes back as an
 //! `Err(message)`; the kernel then runs on the CPU and logs why.
 
-use nonzero_core::{DataType, OnnxCoordinates};
+use nonzero_core::DataType;
 
 /// One GPU context and the name of its adapter (e.g. "llvmpipe (LLVM 19.1.7, 256 bits)").
 #[cfg(feature = "gpu")]
@@ -48,18 +48,47 @@ impl Gpu {
         &self.adapter
     }
 
-    /// NonZero of a packed little-endian tensor, read back to the host.
-    pub fn nonzero(
+    /// NonZero of a packed little-endian tensor, read back straight into the memory that
+    /// `output([rank, nnz])` returns (ONNX Runtime's output). The outer error is the GPU's (the
+    /// caller falls back to the CPU); the inner one is `output`'s own, passed on as it is.
+    pub fn nonzero_into<'o, E>(
         &self,
         dtype: DataType,
         bytes: &[u8],
         shape: &[usize],
-    ) -> Result<OnnxCoordinates, String> {
+        output: impl FnOnce([usize; 2]) -> Result<&'o mut [i64], E>,
+    ) -> Result<Result<(), E>, String> {
         caught("the GPU kernel", || {
-            self.context
-                .nonzero_bytes(dtype, bytes, shape)
-                .map_err(|e| e.to_string())
+            let mut output_error = None;
+            let ran = self
+                .context
+                .nonzero_bytes_into(dtype, bytes, shape, |dims| {
+                    output(dims).map_err(|e| {
+                        output_error = Some(e);
+                        GpuFailure::Output
+                    })
+                });
+            match (ran, output_error) {
+                (_, Some(e)) => Ok(Err(e)),
+                (Ok(()), None) => Ok(Ok(())),
+                (Err(GpuFailure::Gpu(e)), None) => Err(e.to_string()),
+                (Err(GpuFailure::Output), None) => Err("the output callback failed".into()),
+            }
         })
+    }
+}
+
+/// Why `nonzero_bytes_into` stopped: the GPU, or the output callback (its error kept aside).
+#[cfg(feature = "gpu")]
+enum GpuFailure {
+    Gpu(nonzero_gpu::GpuError),
+    Output,
+}
+
+#[cfg(feature = "gpu")]
+impl From<nonzero_gpu::GpuError> for GpuFailure {
+    fn from(e: nonzero_gpu::GpuError) -> Self {
+        GpuFailure::Gpu(e)
     }
 }
 
@@ -79,7 +108,13 @@ impl Gpu {
         match self.never {}
     }
 
-    pub fn nonzero(&self, _: DataType, _: &[u8], _: &[usize]) -> Result<OnnxCoordinates, String> {
+    pub fn nonzero_into<'o, E>(
+        &self,
+        _: DataType,
+        _: &[u8],
+        _: &[usize],
+        _: impl FnOnce([usize; 2]) -> Result<&'o mut [i64], E>,
+    ) -> Result<Result<(), E>, String> {
         match self.never {}
     }
 }

@@ -123,15 +123,22 @@ impl NonZeroKernel {
         let layout = input.layout()?;
         // Strings have no bytes and never go to the GPU.
         if let (Some(gpu), Some(bytes)) = (self.gpu, input.bytes) {
-            match gpu.nonzero(input.dtype, bytes, layout.sizes()) {
-                Ok(c) if c.rank == layout.rank() && c.data.len() == c.rank * c.nnz => {
-                    let out = context.output::<i64>(0, &[c.rank as i64, c.nnz as i64])?;
-                    out.copy_from_slice(&c.data);
-                    return Ok(Cow::Owned(format!("gpu ({})", gpu.adapter())));
+            let rank = layout.rank();
+            let ran = gpu.nonzero_into(input.dtype, bytes, layout.sizes(), |[r, nnz]| {
+                if r != rank {
+                    // Checked before ONNX Runtime allocates: the CPU then allocates the output.
+                    return Err(Err(format!(
+                        "a [{r}, {nnz}] result for a rank-{rank} input"
+                    )));
                 }
-                outcome => {
-                    self.log_gpu_failure(context, outcome.map(|c| (c.rank, c.nnz)), layout.rank())
-                }
+                context
+                    .output::<i64>(0, &[r as i64, nnz as i64])
+                    .map_err(Ok)
+            });
+            match ran {
+                Ok(Ok(())) => return Ok(Cow::Owned(format!("gpu ({})", gpu.adapter()))),
+                Ok(Err(Ok(output_error))) => return Err(output_error),
+                Ok(Err(Err(why))) | Err(why) => self.log_gpu_failure(context, why),
             }
         }
         let pool = context.pool();
@@ -146,19 +153,10 @@ impl NonZeroKernel {
         Ok(Cow::Borrowed("cpu"))
     }
 
-    fn log_gpu_failure(
-        &self,
-        context: &KernelContext<'_>,
-        outcome: Result<(usize, usize), String>,
-        rank: usize,
-    ) {
+    fn log_gpu_failure(&self, context: &KernelContext<'_>, why: String) {
         if self.gpu_failure_logged.swap(true, Ordering::Relaxed) {
             return;
         }
-        let why = match outcome {
-            Err(e) => e,
-            Ok((r, nnz)) => format!("a [{r}, {nnz}] result for a rank-{rank} input"),
-        };
         if let Some(logger) = context.logger() {
             logger.warn(&format!(
                 "NonZero node '{}': the GPU kernel failed ({why}); running on the CPU (logged once per node)",
