@@ -253,6 +253,19 @@ for _form in ("generic", "qnn", "litert"):
     FAULTS["qnn", _form, "real/mixtral_ts17.onnx"] = HTP_MIXTRAL if _form == "qnn" else HTP_ONEHOT
     LITERT.setdefault(FB_SPLIT_PARTS, []).append(("real/mixtral_ts17.onnx", _form, "flatbuffer_direct"))
     LITERT.setdefault(TF_MIXTRAL_MUL, []).append(("real/mixtral_ts17.onnx", _form, "tf_converter"))
+# VITS at --capacity waveform=16384 (fully static from issue 37's capped lengths; deploy_all only).
+HTP_VITS = ("QNN HTP runs every node of VITS's static form (1083), in fp16: its predicted durations round "
+            "otherwise and the utterance comes out 6288 samples long where ONNX Runtime CPU's float32 gives 6272, "
+            "so no sample lines up (OpenVINO's bf16 did the same; tests/static runs it at f32). The original "
+            "cannot serve as the HTP reference: HTP fails to run it (QNN_GRAPH_ERROR_INVALID_TENSOR)")
+TF_VITS_CONSTANT = ("onnx2tf (both backends) stops converting VITS: a [2, 1, 12] tensor of the duration predictor's "
+                    "noise comes out as constant zeros where a layer's output is needed ('Output tensors of a "
+                    "Functional model must be the output of a TensorFlow Layer'; a toolchain fault, not yet "
+                    "narrowed down)")
+for _form in ("generic", "qnn", "litert"):
+    FAULTS["qnn", _form, "real/vits_ts17.onnx"] = HTP_VITS
+    LITERT.setdefault(TF_VITS_CONSTANT, []).extend(
+        ("real/vits_ts17.onnx", _form, _backend) for _backend in ("flatbuffer_direct", "tf_converter"))
 # LLaVA and SuperPoint (models/real/families, deploy_all only): fully static, and every judge
 # fails them on their own arithmetic or ops.
 HTP_LLAVA = ("QNN HTP puts LLaVA's logits further from ONNX Runtime CPU than the original on HTP (about half of "

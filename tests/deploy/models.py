@@ -34,7 +34,7 @@ FORMS_LITERT = FORMS if ALL else ("generic", "litert")
 # Real exports that --static makes fully static (issue 37 is making them so): two run in CI,
 # the rest in `deploy_all`. Each is models/real's (or models/real/families') file name.
 REAL_IN_CI = ("bart_ts17.onnx", "bart_dynamo18.onnx")
-REAL_ALL = ("mixtral_ts17.onnx", "llava_ts17.onnx", "superpoint_dynamo18.onnx")
+REAL_ALL = ("mixtral_ts17.onnx", "llava_ts17.onnx", "superpoint_dynamo18.onnx", "vits_ts17.onnx")
 # Hand-made models past 2048: (kind, mask shape, tail of x beyond the mask).
 WIDE = [("nonzero", (3000,), ()), ("nonzero", (8, 320), ()), ("x_mask", (8, 320), (3,)),
         ("x_mask", (2, 10, 128), ()), ("mask_assign", (8, 320), ())]
@@ -43,10 +43,12 @@ CASES = ("random", "none", "all", "one")
 
 class Model:
     """One judged model: `id`, `original` (the dynamic model's path), `shapes` (fixed input
-    shapes), and `feeds(case)`: inputs with every float representable in fp16."""
+    shapes), `feeds(case)`: inputs with every float representable in fp16, and `capacity`: the
+    `--capacity` the static stage gives it (exports.CAPACITIES), or None."""
 
-    def __init__(self, ident, original, shapes, feeds):
+    def __init__(self, ident, original, shapes, feeds, capacity=None):
         self.id, self.original, self.shapes, self._feeds = ident, original, shapes, feeds
+        self.capacity = capacity
 
     def __repr__(self):
         return self.id
@@ -91,7 +93,7 @@ def _export_models():
                 continue
         valid = [c for c in CASES if not cases.invalid(export, c)]
         out.append(Model(export.id, export.path, export.shapes,
-                         functools.partial(_export_feeds, export, valid)))
+                         functools.partial(_export_feeds, export, valid), export.capacity))
     return out
 
 
@@ -147,7 +149,7 @@ def static_form(model, form):
     out = BUILD / "static" / form / (model.id if model.id.endswith(".onnx") else model.id + ".onnx")
     out.parent.mkdir(parents=True, exist_ok=True)
     extra = [] if form == "generic" else ["--target", form]
-    report = judge.static_model(model.original, out, model.shapes, extra_args=extra)
+    report = judge.static_model(model.original, out, model.shapes, capacity=model.capacity, extra_args=extra)
     assert report["returncode"] == 0, report["stderr"][:2000]
     assert not report["left_nodes"], f"{model.id}: not fully static: {report['left_nodes'][:3]}"
     return report, out
