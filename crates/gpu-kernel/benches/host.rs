@@ -7,8 +7,8 @@
 //!   arena hands its output back);
 //! - `upload`: `upload` (a new buffer written at creation) until the device has it;
 //! - `kernel`: `onnx_device` (count, read-back of the count, scatter) until done;
-//! - `read`: `read_buffer` (a new staging buffer each call) of the `[rank, nnz]` result (a new staging buffer, copy, map, copy
-//!   out), then `convert` to `Vec<i64>`;
+//! - `read`: `read_buffer` of the `[rank, nnz]` result (a new staging buffer, copy, map, copy
+//!   out), then `convert` to `Vec<i64>` (the host path before kept buffers);
 //! - `write_kept`: `queue.write_buffer` into a buffer kept from call to call;
 //! - `read_kept`: the result copied into a staging buffer kept from call to call, mapped, and
 //!   copied once into an `i64` vector.
