@@ -64,9 +64,11 @@ impl GpuNonZero {
             .into());
         }
         buffers.read(&out.buffer, bytemuck::cast_slice_mut(dst))?;
-        // The device wrote little-endian words; a no-op on little-endian hosts.
-        for v in dst.iter_mut() {
-            *v = i64::from_le(*v);
+        // The device wrote little-endian words: only a big-endian host has a pass to make.
+        if cfg!(target_endian = "big") {
+            for v in dst.iter_mut() {
+                *v = i64::from_le(*v);
+            }
         }
         Ok(())
     }
@@ -102,12 +104,16 @@ impl GpuNonZero {
         let nnz = self.read_u32(&count)?;
         let mut coords_host = vec![0u32; nnz as usize * n_columns];
         buffers.read(&coords, bytemuck::cast_slice_mut(&mut coords_host))?;
-        // The device wrote little-endian words; a no-op on little-endian hosts.
-        let coords = coords_host.into_iter().map(u32::from_le).collect();
+        // The device wrote little-endian words: only a big-endian host has a pass to make.
+        if cfg!(target_endian = "big") {
+            for v in coords_host.iter_mut() {
+                *v = u32::from_le(*v);
+            }
+        }
         Ok(DmlCoordinates {
             count: nnz,
             columns: n_columns,
-            coords,
+            coords: coords_host,
         })
     }
 
