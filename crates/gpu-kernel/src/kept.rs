@@ -39,6 +39,9 @@ impl<'a> HostBuffers<'a> {
 
     /// The first `dst.len()` bytes of `src`, copied into `dst`; waits.
     pub(crate) fn read(&mut self, src: &wgpu::Buffer, dst: &mut [u8]) -> Result<(), GpuError> {
+        if dst.is_empty() {
+            return Ok(()); // nothing to stage: no buffer made or grown
+        }
         let size = pad4(dst.len() as u64);
         match self.kept.as_deref_mut() {
             Some(kept) => {

@@ -92,6 +92,13 @@ pub struct NonZeroKernel {
     log_device: bool,
 }
 
+/// Why the GPU's result did not go into ONNX Runtime's output: ONNX Runtime refused to allocate
+/// it (passed on), or the GPU reported another rank (the node falls back to the CPU).
+enum OffGpu {
+    Output(Error),
+    Rank(String),
+}
+
 impl Kernel for NonZeroKernel {
     fn compute(&self, context: &KernelContext<'_>) -> Result<(), Error> {
         let ran_on = self.run(context)?;
@@ -127,18 +134,18 @@ impl NonZeroKernel {
             let ran = gpu.nonzero_into(input.dtype, bytes, layout.sizes(), |[r, nnz]| {
                 if r != rank {
                     // Checked before ONNX Runtime allocates: the CPU then allocates the output.
-                    return Err(Err(format!(
+                    return Err(OffGpu::Rank(format!(
                         "a [{r}, {nnz}] result for a rank-{rank} input"
                     )));
                 }
                 context
                     .output::<i64>(0, &[r as i64, nnz as i64])
-                    .map_err(Ok)
+                    .map_err(OffGpu::Output)
             });
             match ran {
                 Ok(Ok(())) => return Ok(Cow::Owned(format!("gpu ({})", gpu.adapter()))),
-                Ok(Err(Ok(output_error))) => return Err(output_error),
-                Ok(Err(Err(why))) | Err(why) => self.log_gpu_failure(context, why),
+                Ok(Err(OffGpu::Output(output_error))) => return Err(output_error),
+                Ok(Err(OffGpu::Rank(why))) | Err(why) => self.log_gpu_failure(context, why),
             }
         }
         let pool = context.pool();
