@@ -61,7 +61,7 @@ pub fn emit(
     capacity: Option<i64>,
     output: &str,
 ) -> Option<Compacted> {
-    let numel: i64 = dims.iter().product();
+    let numel = checked_numel(dims)?;
     let c = capacity.map_or(numel, |cap| cap.min(numel));
     if numel == 0 {
         return Some(empty_selection(e, dims.len() as i64, output));
@@ -143,11 +143,7 @@ pub(crate) fn padding_like(
     axis: usize,
     dims: &[i64],
 ) -> Option<String> {
-    let later: Option<i64> = dims
-        .get(axis + 1..)?
-        .iter()
-        .map(|&d| (d >= 0).then_some(d))
-        .product();
+    let later = checked_numel(dims.get(axis + 1..)?);
     match later {
         Some(row) if axis == 0 && row > 1 && compacted.capacity > 0 => {
             let elements = e.range(compacted.capacity * row);

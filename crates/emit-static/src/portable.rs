@@ -21,6 +21,7 @@ use super::Target;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::type_proto::Value;
 use nonzero_proto::onnx::{GraphProto, NodeProto};
+use nonzero_rewrite_analysis::dims::checked_numel;
 use std::collections::{HashMap, HashSet};
 
 /// The grids hold `rank x (numel + 1)` int32s: past this many elements the generic Div and Mod
@@ -102,7 +103,7 @@ pub fn zero_if_empty(
 /// `[rank, C]` int64 coordinates of the positions `flat` (`[C]`, padded with `numel`), -1 at
 /// the padding, gathered from a constant grid; `None` past [`GRID_MAX_ELEMENTS`].
 pub fn coordinates(e: &mut Emitter, flat: &str, dims: &[i64]) -> Option<String> {
-    let numel: i64 = dims.iter().product();
+    let numel = checked_numel(dims)?;
     let rank = dims.len() as i64;
     if rank.checked_mul(numel + 1)? > GRID_MAX_ELEMENTS {
         return None;

@@ -26,6 +26,7 @@ use super::emit::Emitter;
 use super::mask::Selection;
 use super::portable;
 use nonzero_proto::onnx::tensor_proto::DataType;
+use nonzero_rewrite_analysis::dims::checked_numel;
 use nonzero_rewrite_graph::forms::spread_rows;
 use nonzero_rewrite_match::writes::updates::Updates;
 use nonzero_rewrite_match::writes::MaskedWrite;
@@ -37,7 +38,7 @@ pub fn emit(w: &MaskedWrite, e: &mut Emitter, output: &str) -> Option<()> {
         .iter()
         .map(|d| d.as_static())
         .collect::<Option<_>>()?;
-    let numel: i64 = dims.iter().product();
+    let numel = checked_numel(&dims)?;
     if numel == 0 {
         // No element to write: the data itself (and no Reshape to a size 0).
         e.op("Identity", &[&w.data], vec![]);

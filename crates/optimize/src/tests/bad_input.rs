@@ -118,3 +118,37 @@ fn a_negative_size_is_not_a_panic() {
     let (_, report) = run(&model(g, 17));
     assert_eq!(report.nonzero_nodes, 1);
 }
+
+/// Sizes whose product passes int64. The inference multiplied ConstantOfShape's sizes
+/// unchecked (`attempt to multiply with overflow` in a debug build, a wrapped count in a
+/// release one); an Expand to `[0, 2^40, 2^40]` holds no element, but the folding's strides
+/// for it would be 2^80. Found by the fuzz target `optimize` in CI;
+/// fuzz/seeds/optimize/regress_constant_of_shape_past_int64 is its input.
+#[test]
+fn sizes_past_int64_are_not_a_panic() {
+    let g = graph(
+        vec![
+            node("ConstantOfShape", &["huge"], &["c"], vec![]),
+            node("Shape", &["c"], &["c_shape"], vec![]),
+            node("Expand", &["one", "empty"], &["e"], vec![]),
+            node("Shape", &["e"], &["e_shape"], vec![]),
+            node(
+                "Concat",
+                &["c_shape", "e_shape"],
+                &["sizes"],
+                vec![int("axis", 0)],
+            ),
+            node("Mul", &["x", "sizes"], &["m"], vec![]),
+            node("NonZero", &["m"], &["y"], vec![]),
+        ],
+        vec![value("x", DataType::Int64, Some(&["5"]))],
+        &["y"],
+        vec![
+            int64s("huge", &[1 << 32, 1 << 32]),
+            int64s("one", &[1]),
+            int64s("empty", &[0, 1 << 40, 1 << 40]),
+        ],
+    );
+    let (_, report) = run(&model(g, 17));
+    assert_eq!(report.nonzero_nodes, 1);
+}

@@ -3,15 +3,16 @@
 //! type; integer Div truncates). A case whose result ONNX leaves undefined (a division by zero
 //! in integers, a float cast out of an integer's range, a NaN in Min or Max) is no value.
 
-use super::{int_kind, strides, wrap, Const, Data};
+use super::{element_count, int_kind, strides, wrap, Const, Data};
 use nonzero_proto::onnx::tensor_proto::DataType;
 
 const BOOL: i32 = DataType::Bool as i32;
 
-/// numpy's broadcast of `shapes`, when they are compatible.
+/// numpy's broadcast of `shapes`, when they are compatible and the result is a value
+/// ([`element_count`]: `[65536, 1]` against `[1, 65536]` is 2^32 elements, and is none).
 pub fn broadcast_shape(shapes: &[&[usize]]) -> Option<Vec<usize>> {
     let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
-    (0..rank)
+    let out: Vec<usize> = (0..rank)
         .map(|axis| {
             let mut size = 1;
             for s in shapes {
@@ -27,7 +28,9 @@ pub fn broadcast_shape(shapes: &[&[usize]]) -> Option<Vec<usize>> {
             }
             Some(size)
         })
-        .collect()
+        .collect::<Option<_>>()?;
+    element_count(&out)?;
+    Some(out)
 }
 
 /// For each element of a tensor of shape `out`, the index of the element of `input` (of shape

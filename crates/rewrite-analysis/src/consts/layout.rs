@@ -65,15 +65,16 @@ pub fn gather(x: &Const, indices: &Const, at: usize) -> Option<Const> {
         .iter()
         .map(|&i| axis(i, size))
         .collect::<Option<_>>()?;
+    let dims = [&x.dims[..at], &indices.dims[..], &x.dims[at + 1..]].concat();
+    // Bounded before anything is gathered: a small tensor picked many times is a large one.
+    let mut out = Vec::with_capacity(super::element_count(&dims)?);
     let outer: usize = x.dims[..at].iter().product();
     let inner: usize = x.dims[at + 1..].iter().product();
-    let mut out = Vec::with_capacity(outer * picks.len() * inner);
     for o in 0..outer {
         for &p in &picks {
             out.extend((0..inner).map(|i| (o * size + p) * inner + i));
         }
     }
-    let dims = [&x.dims[..at], &indices.dims[..], &x.dims[at + 1..]].concat();
     Const::new(x.elem_type, dims, x.data.pick(&out))
 }
 
@@ -176,8 +177,6 @@ pub fn expand(x: &Const, shape: &[i64]) -> Option<Const> {
         .map(|&s| usize::try_from(s).ok())
         .collect::<Option<_>>()?;
     let out = broadcast_shape(&[&x.dims, &shape])?;
-    let count = out.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
-    (count <= super::MAX_CONST_ELEMENTS).then_some(())?;
     Const::new(
         x.elem_type,
         out.clone(),
@@ -194,8 +193,7 @@ pub fn tile(x: &Const, repeats: &[i64]) -> Option<Const> {
         .zip(repeats)
         .map(|(&d, &r)| d.checked_mul(usize::try_from(r).ok()?))
         .collect::<Option<_>>()?;
-    let count = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
-    (count <= super::MAX_CONST_ELEMENTS).then_some(())?;
+    let count = super::element_count(&dims)?;
     let (in_strides, out_strides) = (strides(&x.dims), strides(&dims));
     let indices: Vec<usize> = (0..count)
         .map(|flat| {

@@ -98,8 +98,7 @@ impl Const {
     /// A value of `elem_type` with `data` of the matching kind, `None` when they disagree,
     /// the element count is not the shape's, or it is past [`MAX_CONST_ELEMENTS`].
     pub fn new(elem_type: i32, dims: Vec<usize>, data: Data) -> Option<Const> {
-        let count = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
-        if count != data.len() || count > MAX_CONST_ELEMENTS {
+        if element_count(&dims)? != data.len() {
             return None;
         }
         let data = match (data, DataType::try_from(elem_type).ok()?) {
@@ -185,10 +184,7 @@ impl Const {
             .iter()
             .map(|&d| usize::try_from(d).ok())
             .collect::<Option<_>>()?;
-        let count = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
-        if count > MAX_CONST_ELEMENTS {
-            return None;
-        }
+        let count = element_count(&dims)?;
         let raw = t.raw_data.as_deref();
         let data = match DataType::try_from(elem_type).ok()? {
             DataType::Float => Data::F32(match raw {
@@ -260,6 +256,18 @@ fn le_chunks<const N: usize, T>(raw: &[u8], read: impl Fn([u8; N]) -> T) -> Vec<
 }
 
 /// Row-major strides of `dims`.
+/// The element count of `dims`, `None` past [`MAX_CONST_ELEMENTS`]. The product of the non-zero
+/// sizes is bounded too, so that an empty value's strides (`[0, 2^40, 2^40]`) stay in range.
+pub(crate) fn element_count(dims: &[usize]) -> Option<usize> {
+    let nonzero = dims
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .filter(|&n| n <= MAX_CONST_ELEMENTS)?;
+    Some(if dims.contains(&0) { 0 } else { nonzero })
+}
+
+/// Row-major strides of `dims`; in range for any `dims` that [`element_count`] accepts.
 pub(crate) fn strides(dims: &[usize]) -> Vec<usize> {
     let mut s = vec![1; dims.len()];
     for i in (0..dims.len().saturating_sub(1)).rev() {

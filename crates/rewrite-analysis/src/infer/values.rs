@@ -91,7 +91,7 @@ pub fn infer_values(op: &str, ctx: &Ctx) -> Option<Vec<Dim>> {
         }
         "ConstantOfShape" => {
             let shape = ctx.static_ints(0)?;
-            let n = usize::try_from(shape.iter().product::<i64>()).ok()?;
+            let n = usize::try_from(crate::dims::checked_numel(&shape)?).ok()?;
             let fill = match attr(ctx.node, "value").and_then(|a| a.t.as_ref()) {
                 Some(t) => *tensor_ints(t)?.first()?,
                 None => return None,

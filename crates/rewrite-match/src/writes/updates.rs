@@ -7,6 +7,7 @@ use crate::graph::is_float;
 use crate::infer::Dim;
 use crate::trace::{trace, View};
 use nonzero_proto::onnx::NodeProto;
+use nonzero_rewrite_analysis::dims::checked_numel;
 use nonzero_rewrite_analysis::dims::static_dims;
 
 /// The updates of a masked write, in the form the Where rewrite needs.
@@ -300,7 +301,8 @@ fn selects_rows(view: &View, mask: &str, rows: &str, row_rank: usize, dims: &[Di
     if let Some(spread) = spread_of(view, mask) {
         let row = dims
             .get(row_rank..)
-            .and_then(|d| d.iter().map(Dim::as_static).product());
+            .and_then(|d| d.iter().map(Dim::as_static).collect::<Option<Vec<_>>>())
+            .and_then(|d| checked_numel(&d));
         return spread.rows == rows
             && row == Some(spread.row)
             && dims_of(view.shapes, rows).as_deref() == dims.get(..row_rank)
