@@ -18,8 +18,6 @@ HTP_TRANSPOSED = ("QNN HTP fails at run time on a Transpose of int64 data, the g
                   "('Conflicting session configuration'); with it allowed, onnxruntime's Python session reran the run "
                   "on the CPU EP alone unless disable_fallback() (issue 38 item 2: the portable forms transpose the "
                   "int32 coordinates, then cast)")
-HTP_EMPTY_ALL = ("QNN HTP: torch's all() of an empty selection (ReduceMin over the padding read as the "
-                 "type's highest value) gives False, where the original gives True")
 
 # (judge, form, model id[, backend]): why it fails.
 FAULTS = {
@@ -35,7 +33,6 @@ for _form in ("generic", "qnn", "litert"):
         FAULTS["qnn", _form, _model] = HTP_CONTROL_FLOW
     for _model in ("torch_patterns/masked_prod_dynamo18.onnx", "torch_patterns/masked_prod_ts17.onnx"):
         FAULTS["qnn", _form, _model] = HTP_REDUCE_PROD
-    FAULTS["qnn", _form, "torch_patterns/masked_all_dynamo18.onnx"] = HTP_EMPTY_ALL
 
 
 # The mask-then-NMS patterns: the generic form's fixed-shape NMS is a greedy Loop (fast on ONNX
@@ -83,8 +80,6 @@ FB_IF = "onnx2tf's flatbuffer_direct writes If as the custom op ONNX_IF, which L
 FB_LOOP = "onnx2tf's flatbuffer_direct writes Loop as a WHILE whose input has no data at run time (a toolchain fault)"
 FB_UNSET = ("onnx2tf's flatbuffer_direct leaves tensors of the Split and Gather chains without a fixed shape or without "
             "data (detection_postprocess, nonzero_as_tuple: a toolchain fault, not yet narrowed down)")
-FB_EMPTY = ("onnx2tf's flatbuffer_direct: torch's any()/all() over an empty selection (dynamo's form) gives the "
-            "wrong bool (a toolchain fault, not yet narrowed down)")
 TF_LOOP = "onnx2tf's tf_converter fails on Loop bodies (KeyError in its While_Loop_CustomLayer)"
 FB_NMS_LOOP = ("onnx2tf's flatbuffer_direct fails to convert the generic form's NMS Loop ('Tensor index is missing "
                "for input ... op=CAST'): --target litert unrolls it")
@@ -139,6 +134,7 @@ LITERT = {
         ('torch_patterns/if_select_ts17.onnx', 'generic', 'flatbuffer_direct'),
         ('torch_patterns/masked_all_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
         ('torch_patterns/masked_all_ts17.onnx', 'generic', 'flatbuffer_direct'),
+        ('torch_patterns/masked_any_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
         ('torch_patterns/masked_any_ts17.onnx', 'generic', 'flatbuffer_direct'),
         ('torch_patterns/masked_prod_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
         ('torch_patterns/masked_prod_ts17.onnx', 'generic', 'flatbuffer_direct'),
@@ -148,13 +144,6 @@ LITERT = {
         ('torch_patterns/where_tuple_same_shape_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
         ('torch_patterns/where_tuple_same_shape_ts17.onnx', 'generic', 'flatbuffer_direct'),
         ('torch_patterns/where_tuple_ts17.onnx', 'generic', 'flatbuffer_direct'),
-    ],
-    FB_EMPTY: [
-        ('torch_patterns/masked_all_dynamo18.onnx', 'litert', 'flatbuffer_direct'),
-        ('torch_patterns/masked_all_dynamo18.onnx', 'qnn', 'flatbuffer_direct'),
-        ('torch_patterns/masked_any_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
-        ('torch_patterns/masked_any_dynamo18.onnx', 'litert', 'flatbuffer_direct'),
-        ('torch_patterns/masked_any_dynamo18.onnx', 'qnn', 'flatbuffer_direct'),
     ],
     FB_IF: [
         ('torch_patterns/if_mask_add_dynamo18.onnx', 'generic', 'flatbuffer_direct'),

@@ -19,7 +19,7 @@
 
 use super::emit::{int_attr, Emitter};
 use super::mask::Selection;
-use super::padding::{Flow, GatherKind, Reduction};
+use super::padding::{Flow, GatherKind};
 use super::portable;
 use super::positions;
 use nonzero_proto::onnx::tensor_proto::DataType;
@@ -302,65 +302,6 @@ fn with_zero_slab(
     let shape = e.ints(&slab);
     let zeros = e.op("Expand", &[&zero, &shape], vec![]);
     Some(e.concat(&[data, &zeros], axis as i64))
-}
-
-/// Rewrites a ReduceSum or ReduceMean over the padded axis to read the padding as the sum's
-/// identity (-0.0 or 0); a mean divides that sum by the count times the other reduced sizes.
-/// An empty selection gives +0, as ONNX Runtime's kernels give for both.
-/// Float sums and means are then equal to the original's up to rounding (the order of the
-/// additions differs), which static mode allows; integer sums are exact.
-pub fn emit_reduction(
-    e: &mut Emitter,
-    node: &NodeProto,
-    compacted: &Compacted,
-    reduction: &Reduction,
-    input_dims: &[i64],
-    data_type: i32,
-) -> Option<()> {
-    let padding = padding_like(e, compacted, reduction.axis, input_dims)?;
-    let op = node.op_type.as_deref();
-    if matches!(op, Some("ReduceMax" | "ReduceMin" | "ReduceProd")) {
-        // The padding reads as the type's lowest (max) or highest (min) value: exact, and an
-        // empty selection gives what ONNX Runtime gives for an empty max or min (-inf, the
-        // type's minimum; +inf, its maximum). For a product it reads as 1: exact for integers,
-        // up to rounding for floats (static mode allows it); an empty product is 1 either way.
-        let identity = match op {
-            Some("ReduceProd") => e.one(data_type)?,
-            _ => e.extreme(data_type, op == Some("ReduceMax"))?,
-        };
-        let masked = e.select(&padding, &identity, &node.input[0], data_type);
-        let mut reduce = node.clone();
-        reduce.input[0] = masked;
-        reduce.name = Some(e.fresh(node.op_type.as_deref().unwrap_or("Reduce")));
-        e.nodes.push(reduce);
-        return Some(());
-    }
-    let identity = e.sum_identity(data_type)?;
-    let masked = e.where_(&padding, &identity, &node.input[0]);
-    let axes: Vec<i64> = reduction.axes.iter().map(|&a| a as i64).collect();
-    let mut result = e.reduce_sum(&masked, &axes, reduction.keepdims);
-    let none = e.scalar(0);
-    let empty = e.binary("Equal", &compacted.count, &none);
-    if node.op_type.as_deref() == Some("ReduceMean") {
-        let others: i64 = reduction
-            .axes
-            .iter()
-            .filter(|&&a| a != reduction.axis)
-            .map(|&a| input_dims.get(a).copied().filter(|&d| d >= 0))
-            .product::<Option<i64>>()?;
-        let others = e.scalar(others);
-        let one = e.scalar(1);
-        let count = choose(e, &empty, &one, &compacted.count);
-        let count = e.binary("Mul", &count, &others);
-        let to = DataType::try_from(data_type).ok()?;
-        let count = e.cast(&count, to);
-        result = e.binary("Div", &result, &count);
-    }
-    // ONNX Runtime sums (and averages) an empty selection to +0: so does this.
-    let zero = e.zero(data_type)?;
-    crate::portable::zero_if_empty(e, &empty, &zero, &result, data_type)?;
-    e.finish_as(&node.output[0]);
-    Some(())
 }
 
 /// A 1-D mask computed from padded rows, with the padding deselected (`And(mask != 0, valid)`,

@@ -44,6 +44,7 @@ mod padding;
 mod parallel_gathers;
 mod portable;
 mod positions;
+mod reductions;
 mod rejoin;
 mod scatter;
 mod scope;

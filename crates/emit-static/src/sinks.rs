@@ -153,8 +153,9 @@ impl StaticPass<'_> {
             let node = graph.node[at].clone();
             let mut e = Emitter::new(graph, scope, &describe(&node));
             let compacted = &compacted.derived(&mut e, flow.counts.get(&reduction.output));
-            let done =
-                compact::emit_reduction(&mut e, &node, compacted, &reduction, &sizes, data_type);
+            let done = crate::reductions::emit_reduction(
+                &mut e, &node, compacted, &reduction, &sizes, data_type,
+            );
             if done.is_none() {
                 return Err(StaticError::Refused(format!(
                     "{} {}: no sum identity for its type, or a reduced size is not fixed",

@@ -137,6 +137,9 @@ pub struct Reduction {
     /// The reduced axes (normalized, sorted).
     pub axes: Vec<usize>,
     pub keepdims: bool,
+    /// Every reader casts the result to bool (dynamo's `all()` and `any()`), so only whether
+    /// it is zero matters.
+    pub truth_only: bool,
 }
 
 impl Flow {

@@ -3,6 +3,7 @@
 
 use crate::graph::{int_attr, is_float};
 use crate::trace::View;
+use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::NodeProto;
 
 /// ONNX's bool element type.
@@ -210,6 +211,7 @@ pub(super) fn reduction(
             rank,
             axes,
             keepdims,
+            truth_only: read_as_truth_only(view, &node.output[0]),
         }));
     }
     // Other axes only: the padded axis stays (shifted by the dropped ones).
@@ -219,6 +221,21 @@ pub(super) fn reduction(
     } else {
         (axis - before, rank - axes.len())
     }))
+}
+
+/// True when `name` is read, and read only by Casts to bool (not a graph output, not a body).
+fn read_as_truth_only(view: &View, name: &str) -> bool {
+    let readers = view.index.readers_of(name);
+    !readers.is_empty()
+        && !view.index.graph_outputs.contains(name)
+        && readers.iter().all(|&(r, slot)| {
+            let reader = view.graph.node.get(r);
+            slot == 0
+                && reader.is_some_and(|n| {
+                    view.is_op(n, "Cast")
+                        && int_attr(n, "to").ok().flatten() == Some(DataType::Bool as i64)
+                })
+        })
 }
 
 /// An elementwise op of two inputs reading padded values `t` at `slot`: row-wise when the other

@@ -25,6 +25,7 @@ mod static_mode;
 mod static_nms;
 mod static_nms_prefix;
 mod static_prefix;
+mod static_reductions;
 mod static_row_ops;
 mod static_rows;
 mod static_whole_split;
