@@ -7,6 +7,7 @@ use crate::emit::Emitter;
 use crate::padding::Reduction;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::NodeProto;
+use nonzero_rewrite_analysis::dims::checked_numel;
 
 /// The padding of a ReduceMin (or ReduceMax) read only as a truth value: an integer no lower
 /// (no higher) than any real value where that decides, 1 (-1 for signed types; 0, the lowest,
@@ -15,16 +16,17 @@ use nonzero_proto::onnx::NodeProto;
 /// `all()` of nothing was False there). Floats keep their extremes.
 fn truth_identity(e: &mut Emitter, max: bool, data_type: i32) -> Option<String> {
     use DataType as T;
-    let size = crate::graph::element_size(data_type)?;
-    match T::try_from(data_type).ok()? {
-        T::Int8 | T::Int16 | T::Int32 | T::Int64 if max => {
+    let t = T::try_from(data_type).ok()?;
+    let signed = matches!(t, T::Int8 | T::Int16 | T::Int32 | T::Int64);
+    let unsigned = matches!(t, T::Uint8 | T::Uint16 | T::Uint32 | T::Uint64);
+    match max {
+        false if signed || unsigned => e.one(data_type),
+        // -1: every byte set, in two's complement.
+        true if signed => {
+            let size = crate::graph::element_size(data_type)?;
             Some(e.initializer(data_type, &[], vec![0xff; size]))
         }
-        T::Int8 | T::Int16 | T::Int32 | T::Int64 | T::Uint8 | T::Uint16 | T::Uint32 | T::Uint64
-            if !max =>
-        {
-            e.one(data_type)
-        }
+        // An unsigned max: its lowest, 0, is small already; floats keep their extremes.
         _ => e.extreme(data_type, max),
     }
 }
@@ -68,12 +70,13 @@ pub fn emit_reduction(
     let none = e.scalar(0);
     let empty = e.binary("Equal", &compacted.count, &none);
     if node.op_type.as_deref() == Some("ReduceMean") {
-        let others: i64 = reduction
+        let others: Vec<i64> = reduction
             .axes
             .iter()
             .filter(|&&a| a != reduction.axis)
-            .map(|&a| input_dims.get(a).copied().filter(|&d| d >= 0))
-            .product::<Option<i64>>()?;
+            .map(|&a| input_dims.get(a).copied())
+            .collect::<Option<_>>()?;
+        let others = checked_numel(&others)?;
         let others = e.scalar(others);
         let one = e.scalar(1);
         let count = choose(e, &empty, &one, &compacted.count);
