@@ -316,3 +316,51 @@ def test_max_and_min_over_a_selection(dtype, opset, tmp_path):
             continue
         for name, g, w in zip(("top", "bottom"), got, want):
             assert_equal(f"{dtype.__name__} opset {opset} {m} {name}", g, w, False)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8, np.uint8])
+def test_max_and_min_read_as_truth_values(dtype, tmp_path):
+    """x[m].max(0) and x[m].min(0) read only through a Cast to bool (dynamo's any() and all()):
+    their padding reads as a small integer (1 for a min, -1 for a signed max), not the type's
+    extreme, and the truth of the result is the original's for every selection, an empty one
+    included (values from -3 to 3: zeros, and values past 1 and below -1, decide)."""
+    from onnx import TensorProto as T, helper
+
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    nodes = [helper.make_node("NonZero", ["m"], ["nz"]), helper.make_node("Transpose", ["nz"], ["t"], perm=[1, 0]),
+             helper.make_node("GatherND", ["x", "t"], ["rows"])]
+    for op, out in (("ReduceMax", "any"), ("ReduceMin", "all")):
+        nodes += [helper.make_node(op, ["rows"], [f"{out}_value"], axes=[0], keepdims=0),
+                  helper.make_node("Cast", [f"{out}_value"], [out], to=T.BOOL)]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", elem, ["n", 4]), helper.make_tensor_value_info("m", T.BOOL, ["n"])],
+        [helper.make_tensor_value_info("any", T.BOOL, None), helper.make_tensor_value_info("all", T.BOOL, None)])
+    path = tmp_path / "truth.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    rc, text, written, report = sc.make_static(path, {"x": [6, 4], "m": [6]})
+    assert rc == 0 and not report["left_nodes"], text
+    # No padding reads as the type's extremes (an unsigned max's lowest, 0, is small already).
+    info = np.iinfo(dtype)
+    extremes = {int(info.max)} | ({int(info.min)} if info.min < 0 else set())
+    scalars = {int(onnx.numpy_helper.to_array(t)) for t in onnx.load(str(written)).graph.initializer
+               if not t.dims and t.data_type == elem}
+    assert not scalars & extremes, scalars
+    original, static = session(str(path), library=False), session(str(written), library=False)
+    rng = np.random.default_rng(7)
+    low = 0 if dtype == np.uint8 else -3
+    for m in (rng.random(6) < 0.5, np.zeros(6, bool), np.ones(6, bool), np.eye(6, dtype=bool)[2]):
+        for _ in range(5):
+            x = rng.integers(low, 4, (6, 4)).astype(dtype)
+            feeds = {"x": x, "m": m}
+            got = static.run(None, feeds)
+            try:
+                want = original.run(None, feeds)
+            except Exception as e:  # noqa: BLE001
+                # ONNX Runtime 1.17.3 refuses a max or min over nothing; the static model gives
+                # the truth of 1.31.1's extremes on both: a max's lowest (0 unsigned), a min's highest.
+                assert not m.any() and "Reduce" in str(e), e
+                assert (got[0] == (info.min != 0)).all() and got[1].all(), got
+                continue
+            for name, g, w in zip(("any", "all"), got, want):
+                assert g.dtype == w.dtype == np.bool_ and g.shape == w.shape == (4,), (name, g, w)
+                assert np.array_equal(g, w), (dtype.__name__, m, x, name, g, w)
