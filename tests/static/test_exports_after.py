@@ -227,9 +227,23 @@ TIES_REORDERED = {"openvino": {"real/fcos_ts17.onnx"}}
 # (asserted) the original fails there, and the static model's outputs are all NaN there.
 HOST_FAILS = {
     # OpenVINO reads Mixtral's all-padding attention as NaN (its bf16 softmax over masked rows),
-    # routes every token alike, and the trace's Split over the 4 experts it saw fails.
+    # routes every token alike, and the trace's Split over the 4 experts it saw fails: where the
+    # CPU has bf16 (AMX); elsewhere the case is judged as the others (_host_fails).
     ("real/mixtral_ts17.onnx", "openvino"): ("none",),
 }
+
+
+def _host_fails(engine, export, feeds):
+    """True when the engine's own run of the original fails on `feeds` (HOST_FAILS). It depends on
+    the CPU: OpenVINO computes in bf16 where the CPU has it (AMX, seen on Intel Xeon) and in f32
+    otherwise (AMD EPYC, no AVX-512), where Mixtral's original runs and its case is judged."""
+    try:
+        ENGINES[engine](_fixed(export), feeds)
+    except Exception:  # noqa: BLE001 (each engine's own exception types)
+        return True
+    return False
+
+
 OWN_ORIGINAL = {
     "openvino": (cases.nan_compared, "NaN > threshold"),
     "iree": (cases.has_denormals, "denormals in arithmetic"),
@@ -355,9 +369,7 @@ def test_outputs_after(export, engine, tables):
                     run_ort(path, feeds)
             cell["invalid"].append(case)
             continue
-        if case in HOST_FAILS.get((export.id, engine), ()):
-            with pytest.raises(Exception):
-                ENGINES[engine](_fixed(export), feeds)
+        if case in HOST_FAILS.get((export.id, engine), ()) and _host_fails(engine, export, feeds):
             got = ENGINES[engine](path, feeds)
             assert all(np.isnan(v).all() for v in got.values() if v.dtype.kind == "f"), case
             cell["invalid"].append(case)
@@ -374,7 +386,7 @@ def test_outputs_after(export, engine, tables):
             raise
         cell["signs"] += signs
         cell["compared"] += 1
-    valid = [c for c in judged if not cases.invalid(export, c) and c not in HOST_FAILS.get((export.id, engine), ())]
+    valid = [c for c in judged if c not in cell["invalid"]]
     assert cell["compared"] == len(valid) >= 2, cell
     cell["equal"] = True
 

@@ -154,9 +154,9 @@ def test_onnxruntime_where_drops_the_sign_of_a_zero_from_x(models):
 
 
 def test_openvino_reads_nan_as_greater(models):
-    """OpenVINO CPU's Greater and GreaterOrEqual answer true for a NaN (openvinotoolkit/openvino
-    issues 31196 and 35927), where ONNX Runtime and IREE answer false, as IEEE 754 does; Less,
-    LessOrEqual and Equal agree on all three. So where an export compares a score holding a NaN
+    """OpenVINO CPU's Greater and GreaterOrEqual answer true for a NaN on some CPUs
+    (openvinotoolkit/openvino issues 31196 and 35927), where ONNX Runtime and IREE answer false, as
+    IEEE 754 does; Less, LessOrEqual and Equal agree on all three. So where an export compares a score holding a NaN
     with a threshold, OpenVINO's original and static model both select it, and
     test_exports_after.py judges OpenVINO's static output against OpenVINO's original there."""
     x = np.array([np.nan, 0.2, 0.7, -np.nan, 0.5, 1e-40], np.float32)
@@ -168,7 +168,10 @@ def test_openvino_reads_nan_as_greater(models):
         assert {k: v.tolist() for k, v in engine(path, {"x": x}).items()} == ieee
     nan = np.isnan(x)
     openvino = {op: np.where(nan, op.startswith("Greater"), ieee[op]).tolist() for op in ieee}
-    assert {k: v.tolist() for k, v in run_openvino(path, {"x": x}).items()} == openvino
+    got = {k: v.tolist() for k, v in run_openvino(path, {"x": x}).items()}
+    # It depends on the CPU: the fault is seen on Intel Xeon (AVX-512, AMX); on AMD EPYC (AVX2,
+    # no AVX-512) OpenVINO answers as IEEE 754 does, and its original and ONNX Runtime's agree.
+    assert got in (openvino, ieee), got
 
 
 def test_iree_reads_denormals_as_zero_in_arithmetic(models):
