@@ -13,7 +13,7 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CLI = ROOT / "target/release/nonzero"
+CLI = pathlib.Path(os.environ.get("NONZERO_CLI", ROOT / "target/release/nonzero"))
 PACK = pathlib.Path(os.environ.get("NONZERO_PACK", ROOT / "build/conformance")).resolve()
 
 
