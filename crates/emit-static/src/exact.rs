@@ -1,4 +1,5 @@
-//! The rewrites that change no output, before any fixed capacity: a second NonZero of the same
+//! The rewrites that change no output, before any fixed capacity: a sequence's unit parts read
+//! one by one as Gathers ([`super::sequences`]), a second NonZero of the same
 //! mask read as the first ([`merge_duplicates`]), masked writes as Where ([`super::writes`]),
 //! writes at a full index grid as Where ([`super::grid_writes`]), TorchScript's linear-index selections as GatherND ([`super::gathers`]),
 //! mask-then-NMS over every box ([`super::nms`]) and count uses as a sum ([`super::counts`]).
@@ -6,7 +7,7 @@
 use super::emit::Emitter;
 use super::scope::Scope;
 use super::summary::StaticReport;
-use super::{counts, gathers, grid_writes, nms, replace, writes};
+use super::{counts, gathers, grid_writes, nms, replace, sequences, writes};
 use crate::graph::describe;
 use crate::trace::View;
 use crate::Tally;
@@ -22,6 +23,13 @@ pub fn rewrites(
     summary: &mut StaticReport,
     report: &mut Tally,
 ) {
+    let (lines, read) = sequences::rewrite(graph, scope);
+    report.removed_nodes += remove_dead(graph, read);
+    for line in lines {
+        summary
+            .rewrites
+            .push(("unbind".to_string(), scope.line(line)));
+    }
     for line in merge_duplicates(graph) {
         summary
             .rewrites

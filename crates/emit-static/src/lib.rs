@@ -48,6 +48,7 @@ mod reductions;
 mod rejoin;
 mod scatter;
 mod scope;
+mod sequences;
 mod sinks;
 pub mod summary;
 mod target;

@@ -28,6 +28,7 @@ mod static_prefix;
 mod static_reductions;
 mod static_row_ops;
 mod static_rows;
+mod static_unbind;
 mod static_whole_split;
 mod validity;
 

@@ -653,6 +653,9 @@ pub const DEFINITIONS: &[(&str, &[Definition])] = &[
         Definition { since: 6, inputs: (1, 1), outputs: (1, 1), attributes: &["alpha", "gamma"], required: &[] },
         Definition { since: 22, inputs: (1, 1), outputs: (1, 1), attributes: &["alpha", "gamma"], required: &[] },
     ]),
+    ("SequenceAt", &[
+        Definition { since: 11, inputs: (2, 2), outputs: (1, 1), attributes: &[], required: &[] },
+    ]),
     ("Shape", &[
         Definition { since: 1, inputs: (1, 1), outputs: (1, 1), attributes: &[], required: &[] },
         Definition { since: 13, inputs: (1, 1), outputs: (1, 1), attributes: &[], required: &[] },
@@ -717,6 +720,10 @@ pub const DEFINITIONS: &[(&str, &[Definition])] = &[
         Definition { since: 11, inputs: (1, 1), outputs: (1, u32::MAX), attributes: &["axis", "split"], required: &[] },
         Definition { since: 13, inputs: (1, 2), outputs: (1, u32::MAX), attributes: &["axis"], required: &[] },
         Definition { since: 18, inputs: (1, 2), outputs: (1, u32::MAX), attributes: &["axis", "num_outputs"], required: &[] },
+    ]),
+    ("SplitToSequence", &[
+        Definition { since: 11, inputs: (1, 2), outputs: (1, 1), attributes: &["axis", "keepdims"], required: &[] },
+        Definition { since: 24, inputs: (1, 2), outputs: (1, 1), attributes: &["axis", "keepdims"], required: &[] },
     ]),
     ("Sqrt", &[
         Definition { since: 1, inputs: (1, 1), outputs: (1, 1), attributes: &["consumed_inputs"], required: &[] },
