@@ -12,7 +12,12 @@ fused by the library target, so test_optimize_differential.py does not draw them
 - `points_off_border`: a keypoint detector's tail as dynamo writes SuperPoint's: the points of a
   2-D mask, one axis of them (a Gather of NonZero's own layout, or a Slice of width one then a
   Squeeze) compared with bounds (`lo <= r < hi`, the first as Not(r < lo)) -> NonZero ->
-  Transpose, then GatherND of the points' rows (int64 coordinates) and of their values at it.
+  Transpose, then GatherND of the points' rows (int64 coordinates) and of their values at it;
+- `unbound_coordinates`: TorchScript's `i, j = m.nonzero().unbind(1)` (Longformer's global
+  attention indices): SplitToSequence of the transposed coordinates into unit parts (the split
+  absent, the scalar 1, or a list of ones whose parts keep the axis, then a Squeeze), each read
+  by a SequenceAt at a position from the start or the end; then `x[i, j]` (the linear index over
+  Flatten, reshaped to the rows) or `w[i, j] = v` (ScatterND at the columns side by side).
 
 Shapes, densities, opsets and dim naming are drawn as chain_strategies.Builder draws them."""
 
@@ -101,4 +106,38 @@ def points_off_border(draw):
     return b.chain("points_off_border", ["GatherND_y"])
 
 
-STATIC_STRATEGIES = {s.__name__: s for s in (chained_selection, rows_mlp_index_add, points_off_border)}
+@st.composite
+def unbound_coordinates(draw):
+    b = Builder(draw, mismatch_ok=False)
+    rows, cols, depth = draw(st.integers(1, 4)), draw(st.integers(1, 5)), draw(st.integers(1, 3))
+    b.mask("m", "bool", [rows, cols], ["r", "c"])
+    t = b.transpose(b.node("NonZero", ["m"], "nz"))
+    split = draw(st.sampled_from(["absent", "scalar", "ones"]))
+    parts = [t] if split == "absent" else [t, b.const("split", 1 if split == "scalar" else [1, 1], scalar=split == "scalar")]
+    seq = b.node("SplitToSequence", parts, "seq", axis=1, keepdims=0)
+    columns = []
+    for k, name in enumerate(("i", "j")):
+        position = b.const(f"{name}_at", k - 2 if draw(st.booleans()) else k, scalar=True)
+        part = b.node("SequenceAt", [seq, position], f"{name}_part")
+        columns.append(b.axes_op("Squeeze", part, name, [1]) if split == "ones" else part)
+    i, j = columns
+    if draw(st.booleans()):
+        b.add_input("x", draw(hnp.arrays(np.float32, (rows, cols, depth), elements=FLOATS)), ["r", "c", "d"])
+        linear = b.node("Add", [j, b.node("Mul", [i, b.const("cols", cols, scalar=True)], "row_start")], "linear")
+        picked = b.node("Gather", [b.node("Flatten", ["x"], "flat", axis=2), linear], "picked", axis=0)
+        shape = b.node("Concat", [b.node("Shape", [linear], "n"), b.const("depth", [depth])], "picked_shape", axis=0)
+        b.node("Reshape", [picked, shape], "y")
+        b.output("y", "float32")
+        return b.chain("unbound_coordinates", ["Gather_picked"])
+    b.add_input("w", draw(hnp.arrays(np.float32, (rows, cols), elements=FLOATS)), ["r", "c"])
+    b.add_input("v", draw(hnp.arrays(np.float32, (), elements=FLOATS)), [])
+    ij = b.node("Concat", [b.axes_op("Unsqueeze", i, "i_col", [1]), b.axes_op("Unsqueeze", j, "j_col", [1])], "ij",
+                axis=-1)
+    updates = b.node("Expand", ["v", b.node("Shape", [i], "updates_shape")], "updates")
+    b.node("ScatterND", ["w", ij, updates], "y")
+    b.output("y", "float32")
+    return b.chain("unbound_coordinates", ["ScatterND_y"], scatter="ScatterND_y")
+
+
+STATIC_STRATEGIES = {s.__name__: s for s in (chained_selection, rows_mlp_index_add, points_off_border,
+                                             unbound_coordinates)}

@@ -2,7 +2,7 @@
 Hypothesis draws the chains exporters write around NonZero (chain_strategies.py, the generator
 of test_optimize_differential.py: gathers, column reads, coordinates as outputs, masked writes;
 and chain_strategies_static.py: a selection of a selection, an expert's rows through an MLP
-into index_add, keypoints off a border), which must come out fully static where every input has
+into index_add, keypoints off a border, TorchScript's unbind of coordinates), which must come out fully static where every input has
 elements and no value_info is drawn,
 with random shapes of rank 1 to 3 (sizes 0 and 1 included), element types, densities (empty and
 full), opsets and dim naming. Each model gets its inputs' shapes fixed to the drawn feeds' and
