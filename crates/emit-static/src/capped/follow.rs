@@ -15,51 +15,7 @@ use crate::trace::View;
 use nonzero_proto::onnx::NodeProto;
 use std::collections::{HashMap, HashSet};
 
-/// What a tensor computed from the frames holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Reach {
-    /// Padded along `axis` of a rank-`rank` tensor; its length follows from the Range's by
-    /// `steps`. The padding's values are unknown.
-    Frames {
-        axis: usize,
-        rank: usize,
-        steps: Steps,
-    },
-    /// A shape vector (a Shape of such a tensor), the padded length at `entry`.
-    ShapeOf { entry: usize, steps: Steps },
-    /// The padded length as a scalar.
-    Length { steps: Steps },
-}
-
-/// A Conv or ConvTranspose along the padded axis: its input's padding is masked to zero.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Masked {
-    /// The node's first output (it is found by it) and its input.
-    pub output: String,
-    pub input: String,
-    pub axis: usize,
-    pub rank: usize,
-    pub steps: Steps,
-}
-
-/// A graph output padded along `axis`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Output {
-    pub name: String,
-    pub axis: usize,
-    pub rank: usize,
-    pub steps: Steps,
-}
-
-/// What the frames reach.
-#[derive(Debug, Default)]
-pub struct Flow {
-    pub masked: Vec<Masked>,
-    pub outputs: Vec<Output>,
-    /// Every tensor padded along the frames: (name, its fixed sizes but the padded axis's,
-    /// that axis, its steps); `None` where a size is not fixed.
-    pub padded: Vec<(String, Option<Vec<i64>>, usize, Steps)>,
-}
+pub use super::reach::{Flow, Masked, Output, Reach};
 
 /// Ops of one input whose output element reads only the same input element (and random
 /// generators of its shape).
@@ -71,17 +27,21 @@ fn elementwise_unary(op: &str) -> bool {
         )
 }
 
-/// Follows the output of the Range `range` (a rank-1 tensor padded along axis 0).
-pub fn follow(view: &View, range: &str) -> Result<Flow, String> {
+/// Follows `start`: the output of a capped Range (a rank-1 tensor padded along axis 0), or,
+/// with `is_length`, the length itself (a scalar read only as a size).
+pub fn follow(view: &View, start: &str, is_length: bool) -> Result<Flow, String> {
     let mut reach: HashMap<String, Reach> = HashMap::new();
-    reach.insert(
-        range.to_string(),
+    let steps = Steps::default();
+    let first = if is_length {
+        Reach::Length { steps }
+    } else {
         Reach::Frames {
             axis: 0,
             rank: 1,
-            steps: Steps::default(),
-        },
-    );
+            steps,
+        }
+    };
+    reach.insert(start.to_string(), first);
     let mut flow = Flow::default();
     let mut read_in_bodies = HashSet::new();
     for node in &view.graph.node {
@@ -316,6 +276,7 @@ fn step(
         "Conv" | "ConvTranspose" if only_first && axis >= 2 => {
             let next = conv_step(view, node, op, axis - 2).ok_or("")?;
             flow.masked.push(Masked {
+                op: op.to_string(),
                 output: node.output[0].clone(),
                 input: node.input[0].clone(),
                 axis,
@@ -327,6 +288,20 @@ fn step(
                 rank: r,
                 steps: steps.then(next).ok_or("")?,
             })
+        }
+        // A NonZero of the frames reads its padding as false: the coordinates are the
+        // original's (every real position keeps its place in row-major order), and hold no
+        // padding (their length is the count of the selection, compacted in its turn).
+        "NonZero" if node.input.len() == 1 => {
+            flow.masked.push(Masked {
+                op: op.to_string(),
+                output: node.output[0].clone(),
+                input: node.input[0].clone(),
+                axis,
+                rank: r,
+                steps: steps.clone(),
+            });
+            Ok(vec![None])
         }
         "Shape" if only_first => {
             // Shape's start and end: negative from the rank, clamped to [0, rank].

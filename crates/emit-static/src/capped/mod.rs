@@ -12,19 +12,19 @@
 //! least that long, and the output is cut to it. Past the capacity the count saturates and the
 //! output is the original's for the frames kept (computed as if the utterance ended there).
 
+mod bounded;
 mod follow;
 mod known;
 mod length;
 mod ops;
+mod reach;
 mod shape_reads;
+mod write;
 
-use super::emit::Emitter;
 use super::scope::Scope;
 use super::StaticError;
-use crate::graph::describe;
 use crate::trace::View;
 use follow::Flow;
-use length::Steps;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::GraphProto;
 use nonzero_rewrite_analysis::dims::MAX_PADDED_ELEMENTS;
@@ -88,6 +88,8 @@ pub fn rewrite(
 ) -> Result<Capped, StaticError> {
     let mut done = Capped::default();
     let mut tried = vec![];
+    // A bounded length's refusal, for the Ranges that read it (they are tried after it).
+    let mut bounded_refusals: HashMap<String, String> = HashMap::new();
     loop {
         let (index, shapes) = scope.shapes_of(graph);
         let view = View {
@@ -95,25 +97,42 @@ pub fn rewrite(
             index: &index,
             shapes: &shapes,
         };
-        // Each Range once, by its output (a refused one stays, and emits shift the others).
-        let Some(at) = graph
-            .node
-            .iter()
-            .position(|n| value_length(&view, n) && !tried.contains(&n.output[0]))
-        else {
+        // Each source once, by its output (a refused one stays, and emits shift the others).
+        let Some((at, source)) = graph.node.iter().enumerate().find_map(|(at, n)| {
+            if tried.contains(n.output.first()?) {
+                return None;
+            }
+            if value_length(&view, n) {
+                return Some((at, Source::Range));
+            }
+            bounded::bound(&view, n).map(|b| (at, Source::Bounded(b)))
+        }) else {
             return Ok(done);
         };
-        let range = &graph.node[at];
-        let out = range.output[0].clone();
+        let node = &graph.node[at];
+        let out = node.output[0].clone();
         tried.push(out.clone());
-        let planned = follow::follow(&view, &out).and_then(|flow| {
-            let (capacity, cuts) = capacity(&flow, capacities)?;
-            Ok((flow, capacity, cuts))
-        });
+        // The length's own tensor: the Range's limit, or the bounded length itself.
+        let limit = match source {
+            Source::Range => node.input[1].clone(),
+            Source::Bounded(_) => out.clone(),
+        };
+        let planned =
+            follow::follow(&view, &out, matches!(source, Source::Bounded(_))).and_then(|flow| {
+                let (capacity, cuts) = match source {
+                    Source::Range => capacity(&flow, capacities)?,
+                    Source::Bounded(bound) => {
+                        let cuts = flow.outputs.iter().map(|o| o.steps.eval(bound));
+                        let cuts = cuts.collect::<Option<Vec<_>>>();
+                        (bound, cuts.ok_or("an output's length overflows")?)
+                    }
+                };
+                Ok((flow, capacity, cuts))
+            });
         // Every length the masks read is a length at the capacity (a Conv of a longer kernel
         // than its input would make it negative).
         let planned = planned.and_then(|(flow, capacity, cuts)| {
-            let limit_type = shapes.get(&range.input[1]).elem_type;
+            let limit_type = shapes.get(&limit).elem_type;
             if limit_type == Some(DataType::Int32 as i32) && i32::try_from(capacity).is_err() {
                 return Err(format!(
                     "its int32 limit cannot hold the capacity's Range length {capacity}"
@@ -143,17 +162,51 @@ pub fn rewrite(
         });
         match planned {
             Ok((flow, capacity, cuts)) => {
-                let limit_type = shapes.get(&range.input[1]).elem_type.unwrap_or(0);
-                let line = emit(graph, scope, at, &flow, capacity, &cuts, limit_type)?;
+                let limit_type = shapes.get(&limit).elem_type.unwrap_or(0);
+                let line = write::emit(
+                    graph, scope, at, source, &limit, &flow, capacity, &cuts, limit_type,
+                )?;
                 done.lines.push(line);
                 done.padded
                     .extend(flow.outputs.iter().map(|o| (o.name.clone(), o.axis)));
             }
-            Err(why) => {
-                known.insert(out, (Reason::ValueDependentShape, why));
-            }
+            Err(why) => match source {
+                Source::Bounded(bound) => {
+                    let why = format!(
+                        "its length, the most selected of any row (at most {bound}), {why}"
+                    );
+                    bounded_refusals.insert(out, why);
+                }
+                Source::Range => {
+                    let why = through_casts(&view, &limit)
+                        .and_then(|l| bounded_refusals.get(&l).cloned())
+                        .unwrap_or(why);
+                    known.insert(out, (Reason::ValueDependentShape, why));
+                }
+            },
         }
     }
+}
+
+/// What a length comes from.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Source {
+    /// A Range's limit computed from values (its capacity given by the user).
+    Range,
+    /// A length the shapes bound ([`bounded`]): the bound is the capacity.
+    Bounded(i64),
+}
+
+/// `name` read back through Casts.
+fn through_casts(view: &View, name: &str) -> Option<String> {
+    let mut name = name.to_string();
+    for _ in 0..4 {
+        match view.producer(&name) {
+            Some(n) if view.is_op(n, "Cast") => name = n.input.first()?.clone(),
+            _ => break,
+        }
+    }
+    Some(name)
 }
 
 /// `Range(0, n, 1)` with an integer `n` computed from values: its length is not fixed.
@@ -205,155 +258,4 @@ fn capacity(flow: &Flow, given: &Capacities) -> Result<(i64, Vec<i64>), String> 
             .ok_or("an output's length overflows".to_string())
     });
     Ok((range, lengths.collect::<Result<_, _>>()?))
-}
-
-/// Writes the capped Range at node `at`: its limit the capacity, the count, the masks before
-/// each Conv along the frames, and the padded outputs with their counts.
-fn emit(
-    graph: &mut GraphProto,
-    scope: &Scope,
-    at: usize,
-    flow: &Flow,
-    capacity: i64,
-    cuts: &[i64],
-    limit_type: i32,
-) -> Result<String, StaticError> {
-    let range = graph.node[at].clone();
-    let mut e = Emitter::new(graph, scope, &describe(&range));
-    let cap = if limit_type == DataType::Int32 as i32 {
-        e.int32s(&[capacity as i32], &[])
-    } else {
-        e.scalar(capacity)
-    };
-    let limit = e.cast(&range.input[1], DataType::Int64);
-    let zero = e.scalar(0);
-    let at_least_zero = e.binary("Max", &limit, &zero);
-    let cap64 = e.scalar(capacity);
-    let count = e.binary("Min", &at_least_zero, &cap64);
-    // One count per length the masks and outputs read.
-    let mut counts: HashMap<Steps, String> = HashMap::new();
-    for steps in flow
-        .masked
-        .iter()
-        .map(|m| &m.steps)
-        .chain(flow.outputs.iter().map(|o| &o.steps))
-    {
-        if !counts.contains_key(steps) {
-            let c = steps.emit(&mut e, &count);
-            counts.insert(steps.clone(), c);
-        }
-    }
-    graph.node[at].input[1] = cap;
-    e.insert(graph, at + 1);
-    let (_, shapes) = scope.shapes_of(graph);
-    // Each Conv's input masked once, before its first reader.
-    let mut masked: HashMap<String, String> = HashMap::new();
-    for m in &flow.masked {
-        let Some(conv) = graph
-            .node
-            .iter()
-            .position(|n| n.output.first() == Some(&m.output))
-        else {
-            continue;
-        };
-        let source = graph.node[conv].input[0].clone();
-        let name = match masked.get(&source) {
-            Some(name) => name.clone(),
-            None => {
-                let elem_type = shapes
-                    .get(&source)
-                    .elem_type
-                    .unwrap_or(DataType::Float as i32);
-                let length = m.steps.eval(capacity).expect("evaluated for the capacity");
-                let mut e = Emitter::new(
-                    graph,
-                    scope,
-                    &format!("{}/frames", describe(&graph.node[conv])),
-                );
-                let padding = padding_mask(&mut e, length, m.axis, m.rank, &counts[&m.steps]);
-                let zero = e.zero(elem_type).ok_or_else(|| {
-                    StaticError::Refused(format!(
-                        "the frames of {} have a type with no zero",
-                        describe(&graph.node[conv])
-                    ))
-                })?;
-                let name = e.select(&padding, &zero, &source, elem_type);
-                e.insert(graph, conv);
-                masked.insert(source.clone(), name.clone());
-                name
-            }
-        };
-        let conv = graph
-            .node
-            .iter()
-            .position(|n| n.output.first() == Some(&m.output))
-            .expect("found above");
-        graph.node[conv].input[0] = name;
-    }
-    let mut padded = vec![];
-    for (out, &length) in flow.outputs.iter().zip(cuts) {
-        let elem_type = shapes
-            .get(&out.name)
-            .elem_type
-            .unwrap_or(DataType::Float as i32);
-        let mut e = Emitter::new(graph, scope, &format!("{}/padded", out.name));
-        let unpadded = e.fresh("unpadded");
-        for node in graph.node.iter_mut() {
-            for name in node.output.iter_mut().chain(node.input.iter_mut()) {
-                if *name == out.name {
-                    *name = unpadded.clone();
-                }
-            }
-        }
-        let full = out
-            .steps
-            .eval(capacity)
-            .expect("evaluated for the capacity");
-        let (rows, count) = if length < full {
-            let (s, l, a) = (e.ints(&[0]), e.ints(&[length]), e.ints(&[out.axis as i64]));
-            let cut = e.op("Slice", &[&unpadded, &s, &l, &a], vec![]);
-            let n = e.scalar(length);
-            (cut, e.binary("Min", &counts[&out.steps], &n))
-        } else {
-            (unpadded, counts[&out.steps].clone())
-        };
-        let padding = padding_mask(&mut e, length, out.axis, out.rank, &count);
-        let fill = if elem_type == DataType::Int64 as i32 {
-            Some(e.scalar(-1))
-        } else {
-            e.zero(elem_type)
-        };
-        let fill = fill.ok_or_else(|| {
-            StaticError::Refused(format!("the output '{}' has a type with no fill", out.name))
-        })?;
-        e.select(&padding, &fill, &rows, elem_type);
-        e.finish_as(&out.name);
-        let end = graph.node.len();
-        e.insert(graph, end);
-        super::outputs::add_count_output(graph, &out.name, out.axis, &count, length)?;
-        padded.push(format!(
-            "'{}' padded to {length} with '{}_count'",
-            out.name, out.name
-        ));
-    }
-    let convs = flow.masked.len();
-    Ok(format!(
-        "{}: its length, computed from tensor values, runs to the capacity {capacity} and goes along as a count; {} along it read{} the padding masked to zero{}",
-        describe(&range),
-        nonzero_rewrite_graph::text::plural(convs, "Conv"),
-        if convs == 1 { "s" } else { "" },
-        if padded.is_empty() { String::new() } else { format!("; outputs {}", padded.join(", ")) }
-    ))
-}
-
-/// bool, true past `count` along `axis` of a rank-`rank` tensor of `length` there (sized to
-/// broadcast against it).
-fn padding_mask(e: &mut Emitter, length: i64, axis: usize, rank: usize, count: &str) -> String {
-    let mut dims = vec![length];
-    dims.extend(std::iter::repeat_n(1, rank.saturating_sub(axis + 1)));
-    // A Range, not a constant of `length` positions: a capacity may be long.
-    let positions = e.range(length);
-    let positions = e.reshape(&positions, &dims);
-    let valid = e.binary("Less", &positions, count);
-    e.op("Not", &[&valid], vec![])
 }

@@ -13,6 +13,7 @@ mod loop_bodies;
 mod masked_writes;
 mod readers;
 mod static_bodies;
+mod static_bounded_lengths;
 mod static_capacities;
 mod static_capped_lengths;
 mod static_folding;

@@ -1,0 +1,52 @@
+//! What the frames of a capped length reach ([`super::follow`]): the kind of each tensor
+//! reached, and the flow's record of masked readers, padded outputs and padded tensors.
+
+use super::length::Steps;
+
+/// What a tensor computed from the frames holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// Padded along `axis` of a rank-`rank` tensor; its length follows from the Range's by
+    /// `steps`. The padding's values are unknown.
+    Frames {
+        axis: usize,
+        rank: usize,
+        steps: Steps,
+    },
+    /// A shape vector (a Shape of such a tensor), the padded length at `entry`.
+    ShapeOf { entry: usize, steps: Steps },
+    /// The padded length as a scalar.
+    Length { steps: Steps },
+}
+
+/// A Conv or ConvTranspose along the padded axis, or a NonZero of the padded tensor: its
+/// input's padding is masked to zero (false).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Masked {
+    /// The node's op, its first output (it is found by it) and its input.
+    pub op: String,
+    pub output: String,
+    pub input: String,
+    pub axis: usize,
+    pub rank: usize,
+    pub steps: Steps,
+}
+
+/// A graph output padded along `axis`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub name: String,
+    pub axis: usize,
+    pub rank: usize,
+    pub steps: Steps,
+}
+
+/// What the frames reach.
+#[derive(Debug, Default)]
+pub struct Flow {
+    pub masked: Vec<Masked>,
+    pub outputs: Vec<Output>,
+    /// Every tensor padded along the frames: (name, its fixed sizes but the padded axis's,
+    /// that axis, its steps); `None` where a size is not fixed.
+    pub padded: Vec<(String, Option<Vec<i64>>, usize, Steps)>,
+}

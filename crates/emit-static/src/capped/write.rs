@@ -1,0 +1,217 @@
+//! Writing a capped length ([`super::rewrite`]): the capacity in its place, the count, the
+//! masks before each reader that mixes along the padded axis, and the padded outputs with their
+//! counts.
+
+use super::follow::Flow;
+use super::length::Steps;
+use super::Source;
+use crate::emit::Emitter;
+use crate::graph::describe;
+use crate::scope::Scope;
+use crate::StaticError;
+use nonzero_proto::onnx::tensor_proto::DataType;
+use nonzero_proto::onnx::GraphProto;
+use std::collections::HashMap;
+
+/// Writes the capped Range at node `at`: its limit the capacity, the count, the masks before
+/// each Conv along the frames, and the padded outputs with their counts.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn emit(
+    graph: &mut GraphProto,
+    scope: &Scope,
+    at: usize,
+    source: Source,
+    length: &str,
+    flow: &Flow,
+    capacity: i64,
+    cuts: &[i64],
+    limit_type: i32,
+) -> Result<String, StaticError> {
+    let range = graph.node[at].clone();
+    let mut e = Emitter::new(graph, scope, &describe(&range));
+    let cap = if limit_type == DataType::Int32 as i32 {
+        e.int32s(&[capacity as i32], &[])
+    } else {
+        e.scalar(capacity)
+    };
+    let limit = e.cast(length, DataType::Int64);
+    let count = match source {
+        // Never below 0 nor past the bound: the count itself.
+        Source::Bounded(_) => limit,
+        Source::Range => clamp(&mut e, &limit, capacity),
+    };
+    // One count per length the masks and outputs read.
+    let mut counts: HashMap<Steps, String> = HashMap::new();
+    for steps in flow
+        .masked
+        .iter()
+        .map(|m| &m.steps)
+        .chain(flow.outputs.iter().map(|o| &o.steps))
+    {
+        if !counts.contains_key(steps) {
+            let c = steps.emit(&mut e, &count);
+            counts.insert(steps.clone(), c);
+        }
+    }
+    match source {
+        Source::Range => graph.node[at].input[1] = cap,
+        // Every reader of a bounded length reads it as a size (the flow proved it): the
+        // capacity stands for it there.
+        Source::Bounded(_) => {
+            for input in graph.node.iter_mut().flat_map(|n| n.input.iter_mut()) {
+                if input == length {
+                    *input = cap.clone();
+                }
+            }
+        }
+    }
+    e.insert(graph, at + 1);
+    let (_, shapes) = scope.shapes_of(graph);
+    // Each Conv's input masked once, before its first reader.
+    let mut masked: HashMap<String, String> = HashMap::new();
+    for m in &flow.masked {
+        let Some(conv) = graph
+            .node
+            .iter()
+            .position(|n| n.output.first() == Some(&m.output))
+        else {
+            continue;
+        };
+        let source = graph.node[conv].input[0].clone();
+        let name = match masked.get(&source) {
+            Some(name) => name.clone(),
+            None => {
+                let elem_type = shapes
+                    .get(&source)
+                    .elem_type
+                    .unwrap_or(DataType::Float as i32);
+                let length = m.steps.eval(capacity).expect("evaluated for the capacity");
+                let mut e = Emitter::new(
+                    graph,
+                    scope,
+                    &format!("{}/frames", describe(&graph.node[conv])),
+                );
+                let padding = padding_mask(&mut e, length, m.axis, m.rank, &counts[&m.steps]);
+                let zero = e.zero(elem_type).ok_or_else(|| {
+                    StaticError::Refused(format!(
+                        "the frames of {} have a type with no zero",
+                        describe(&graph.node[conv])
+                    ))
+                })?;
+                let name = e.select(&padding, &zero, &source, elem_type);
+                e.insert(graph, conv);
+                masked.insert(source.clone(), name.clone());
+                name
+            }
+        };
+        let conv = graph
+            .node
+            .iter()
+            .position(|n| n.output.first() == Some(&m.output))
+            .expect("found above");
+        graph.node[conv].input[0] = name;
+    }
+    let mut padded = vec![];
+    for (out, &length) in flow.outputs.iter().zip(cuts) {
+        let elem_type = shapes
+            .get(&out.name)
+            .elem_type
+            .unwrap_or(DataType::Float as i32);
+        let mut e = Emitter::new(graph, scope, &format!("{}/padded", out.name));
+        let unpadded = e.fresh("unpadded");
+        for node in graph.node.iter_mut() {
+            for name in node.output.iter_mut().chain(node.input.iter_mut()) {
+                if *name == out.name {
+                    *name = unpadded.clone();
+                }
+            }
+        }
+        let full = out
+            .steps
+            .eval(capacity)
+            .expect("evaluated for the capacity");
+        let (rows, count) = if length < full {
+            let (s, l, a) = (e.ints(&[0]), e.ints(&[length]), e.ints(&[out.axis as i64]));
+            let cut = e.op("Slice", &[&unpadded, &s, &l, &a], vec![]);
+            let n = e.scalar(length);
+            (cut, e.binary("Min", &counts[&out.steps], &n))
+        } else {
+            (unpadded, counts[&out.steps].clone())
+        };
+        let padding = padding_mask(&mut e, length, out.axis, out.rank, &count);
+        let fill = if elem_type == DataType::Int64 as i32 {
+            Some(e.scalar(-1))
+        } else {
+            e.zero(elem_type)
+        };
+        let fill = fill.ok_or_else(|| {
+            StaticError::Refused(format!("the output '{}' has a type with no fill", out.name))
+        })?;
+        e.select(&padding, &fill, &rows, elem_type);
+        e.finish_as(&out.name);
+        let end = graph.node.len();
+        e.insert(graph, end);
+        crate::outputs::add_count_output(graph, &out.name, out.axis, &count, length)?;
+        padded.push(format!(
+            "'{}' padded to {length} with '{}_count'",
+            out.name, out.name
+        ));
+    }
+    // Conv and ConvTranspose counted together as "Conv" (VITS's report says "40 Convs").
+    let mut kinds: Vec<(&str, usize)> = vec![];
+    for m in &flow.masked {
+        let kind = if m.op == "NonZero" { "NonZero" } else { "Conv" };
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((kind, 1)),
+        }
+    }
+    let masked: Vec<String> = kinds
+        .iter()
+        .map(|&(kind, n)| nonzero_rewrite_graph::text::plural(n, kind))
+        .collect();
+    let readers = if masked.is_empty() {
+        "0 Convs".to_string()
+    } else {
+        masked.join(" and ")
+    };
+    let one = flow.masked.len() == 1;
+    let source = match source {
+        Source::Range => format!("runs to the capacity {capacity}"),
+        Source::Bounded(_) => format!(
+            "the most selected elements of any row of a mask, runs to that mask's size along the row, {capacity},"
+        ),
+    };
+    Ok(format!(
+        "{}: its length, computed from tensor values, {source} and goes along as a count; {readers} along it read{} the padding masked to zero{}",
+        describe(&range),
+        if one { "s" } else { "" },
+        if padded.is_empty() { String::new() } else { format!("; outputs {}", padded.join(", ")) }
+    ))
+}
+
+/// `limit` clamped to `[0, capacity]`: Max and Min where they take int64 (opset 12), else
+/// Where of a comparison.
+fn clamp(e: &mut Emitter, limit: &str, capacity: i64) -> String {
+    let (zero, cap) = (e.scalar(0), e.scalar(capacity));
+    if e.opset() >= 12 {
+        let at_least_zero = e.binary("Max", limit, &zero);
+        return e.binary("Min", &at_least_zero, &cap);
+    }
+    let below = e.binary("Less", limit, &zero);
+    let at_least_zero = e.where_(&below, &zero, limit);
+    let above = e.binary("Greater", &at_least_zero, &cap);
+    e.where_(&above, &cap, &at_least_zero)
+}
+
+/// bool, true past `count` along `axis` of a rank-`rank` tensor of `length` there (sized to
+/// broadcast against it).
+fn padding_mask(e: &mut Emitter, length: i64, axis: usize, rank: usize, count: &str) -> String {
+    let mut dims = vec![length];
+    dims.extend(std::iter::repeat_n(1, rank.saturating_sub(axis + 1)));
+    // A Range, not a constant of `length` positions: a capacity may be long.
+    let positions = e.range(length);
+    let positions = e.reshape(&positions, &dims);
+    let valid = e.binary("Less", &positions, count);
+    e.op("Not", &[&valid], vec![])
+}

@@ -1,0 +1,116 @@
+//! A length the shapes bound (emit-static's capped/bounded.rs): `max(m.sum(1))` of a bool `m`
+//! is at most m's row length, which is then its capacity, with no `--capacity` given. A NonZero
+//! of what its Range reaches reads the padding as false. Only that form is bounded: a sum of
+//! values that are not 0 or 1 is not, and keeps asking for a capacity. Values on ONNX Runtime:
+//! tests/python/test_static_bounded_lengths.py.
+
+use super::*;
+use crate::optimize_with;
+use nonzero_proto::onnx::tensor_proto::DataType;
+use nonzero_rewrite_analysis::findings::Reason;
+
+fn scalar(name: &str, value: i64) -> TensorProto {
+    let mut t = int64s(name, &[value]);
+    t.dims.clear();
+    t
+}
+
+/// `m` [3, 6] of `elem` cast to int64, its row sums maxed, `arange` of that compared with the
+/// sums, then `tail` reading `local` ([3, L] bool); `y` is the graph's output.
+fn global_indices(elem: DataType, tail: Vec<NodeProto>) -> Vec<u8> {
+    let mut nodes = vec![
+        node("Cast", &["m"], &["m64"], vec![int("to", 7)]),
+        node(
+            "ReduceSum",
+            &["m64", "axes"],
+            &["num"],
+            vec![int("keepdims", 0)],
+        ),
+        node("ReduceMax", &["num"], &["most"], vec![int("keepdims", 0)]),
+        node("Range", &["zero", "most", "one"], &["slots"], vec![]),
+        node("Unsqueeze", &["num", "axes"], &["num_col"], vec![]),
+        node("Less", &["slots", "num_col"], &["local"], vec![]),
+    ];
+    nodes.extend(tail);
+    let g = graph(
+        nodes,
+        vec![value("m", elem, Some(&["3", "6"]))],
+        &["y"],
+        vec![scalar("zero", 0), scalar("one", 1), int64s("axes", &[1])],
+    );
+    model(g, 17)
+}
+
+fn selected() -> Vec<NodeProto> {
+    vec![
+        node("NonZero", &["local"], &["nz"], vec![]),
+        node("Transpose", &["nz"], &["y"], vec![ints("perm", &[1, 0])]),
+    ]
+}
+
+#[test]
+fn the_most_selected_of_any_row_runs_to_the_row_length() {
+    let (_, report) = optimize_with(
+        &global_indices(DataType::Bool, selected()),
+        &static_options(&[]),
+    )
+    .expect("static with no capacity given");
+    assert_eq!(report.nonzero_left(), 0);
+    assert!(report.left.is_empty(), "{:?}", report.left);
+    let capped: Vec<&String> = report
+        .static_mode
+        .as_ref()
+        .expect("a static report")
+        .rewrites
+        .iter()
+        .filter(|(kind, _)| kind == "capped-length")
+        .map(|(_, line)| line)
+        .collect();
+    assert_eq!(capped.len(), 1, "{capped:?}");
+    assert!(
+        capped[0].contains("runs to that mask's size along the row, 6,")
+            && capped[0].contains("1 NonZero along it reads the padding masked to zero"),
+        "{}",
+        capped[0]
+    );
+}
+
+#[test]
+fn a_sum_of_other_values_is_not_bounded_and_asks_for_a_capacity() {
+    // int64 values: a row's sum may pass its length.
+    let mut options = static_options(&[]);
+    options.allow_dynamic = true;
+    let (_, report) =
+        optimize_with(&global_indices(DataType::Int64, selected()), &options).expect("written");
+    let range = report.left.iter().find(|l| l.op == "Range").expect("named");
+    assert_eq!(range.reason, Reason::ValueDependentShape);
+    assert!(
+        range.detail.contains("give --capacity N"),
+        "{}",
+        range.detail
+    );
+}
+
+#[test]
+fn a_bounded_length_read_as_a_value_is_refused_by_name() {
+    // The coordinates times the length: it stands for the count only as a size.
+    let tail = vec![
+        node("NonZero", &["local"], &["nz"], vec![]),
+        node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+        node("Mul", &["t", "most"], &["y"], vec![]),
+    ];
+    let mut options = static_options(&[]);
+    options.allow_dynamic = true;
+    let (_, report) =
+        optimize_with(&global_indices(DataType::Bool, tail), &options).expect("written");
+    let range = report.left.iter().find(|l| l.op == "Range").expect("named");
+    assert_eq!(range.reason, Reason::ValueDependentShape);
+    assert!(
+        range
+            .detail
+            .contains("the most selected of any row (at most 6)")
+            && range.detail.contains("Mul"),
+        "{}",
+        range.detail
+    );
+}

@@ -1,0 +1,120 @@
+"""A length the shapes bound (emit-static's capped/bounded.rs): Longformer's
+`_get_global_attn_indices`, the most global tokens of any row, `L = m.sum(1).max()`, then
+`arange(L) < m.sum(1)[:, None]` and its complement, each selected (NonZero). L is computed from
+values, but it is never more than m's row length S: the Range runs to S, each NonZero of what
+it reaches reads the padding past L as false, and both selections become fixed-capacity ones
+like any other. No `--capacity` is given. The static model must equal the original exactly on
+ONNX Runtime, cut to its counts, with -1 past them."""
+
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import session
+from onnx_cases import CLI, assert_exact, unread_nodes
+
+BATCH, SEQ = 3, 6
+
+
+def global_indices_model(opset):
+    """TorchScript's `_get_global_attn_indices` (transformers' Longformer), on bool `m`."""
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    inits = [axes, numpy_helper.from_array(np.array(0, np.int64), "zero"),
+             numpy_helper.from_array(np.array(1, np.int64), "one")]
+    sum_inputs = ["m64", "axes"] if opset >= 13 else ["m64"]
+    sum_attrs = {} if opset >= 13 else {"axes": [1]}
+    unsqueeze_inputs = ["num", "axes"] if opset >= 13 else ["num"]
+    unsqueeze_attrs = {} if opset >= 13 else {"axes": [1]}
+    nodes = [
+        helper.make_node("Cast", ["m"], ["m64"], to=TensorProto.INT64),
+        helper.make_node("ReduceSum", sum_inputs, ["num"], keepdims=0, **sum_attrs),
+        helper.make_node("ReduceMax", ["num"], ["most"], keepdims=0),
+        helper.make_node("Range", ["zero", "most", "one"], ["slots"]),
+        helper.make_node("Unsqueeze", unsqueeze_inputs, ["num_col"], **unsqueeze_attrs),
+        helper.make_node("Less", ["slots", "num_col"], ["local"]),
+        helper.make_node("NonZero", ["local"], ["local_nz"]),
+        helper.make_node("Transpose", ["local_nz"], ["local_at"], perm=[1, 0]),
+        helper.make_node("Cast", ["local"], ["local64"], to=TensorProto.INT64),
+        helper.make_node("Equal", ["local64", "zero"], ["unused"]),
+        helper.make_node("NonZero", ["unused"], ["unused_nz"]),
+        helper.make_node("Transpose", ["unused_nz"], ["unused_at"], perm=[1, 0]),
+    ]
+    inputs = [helper.make_tensor_value_info("m", TensorProto.BOOL, [BATCH, SEQ])]
+    outputs = [helper.make_tensor_value_info(name, TensorProto.INT64, None) for name in ("local_at", "unused_at")]
+    graph = helper.make_graph(nodes, "global_indices", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=7)
+
+
+def make_static(model):
+    with tempfile.TemporaryDirectory(prefix="nz-static-bounded-") as work:
+        src, out, rep = (os.path.join(work, name) for name in ("in.onnx", "out.onnx", "report.json"))
+        onnx.save(model, src)
+        done = subprocess.run([str(CLI), "optimize", "--static", "--report-json", rep, src, out],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        with open(rep) as f:
+            return onnx.load(out), json.load(f)
+
+
+@pytest.mark.parametrize("opset", [11, 17])
+def test_global_attention_indices_equal_the_originals_with_no_capacity_given(opset):
+    model = global_indices_model(opset)
+    static, report = make_static(model)
+    assert report["left_nodes"] == [] and not unread_nodes(static), report["left_nodes"]
+    kinds = [r["kind"] for r in report["static"]["rewrites"]]
+    assert "capped-length" in kinds, kinds
+    names = [o.name for o in static.graph.output]
+    assert names == ["local_at", "unused_at", "local_at_count", "unused_at_count"], names
+    # Both selections padded to the mask's whole size: BATCH rows of SEQ slots.
+    shapes = {o.name: [d.dim_value for d in o.type.tensor_type.shape.dim] for o in static.graph.output}
+    assert shapes["local_at"] == [BATCH * SEQ, 2] and shapes["unused_at"] == [BATCH * SEQ, 2], shapes
+    original, made = session(model, library=False), session(static, library=False)
+    rng = np.random.default_rng(opset)
+    masks = [np.zeros((BATCH, SEQ), bool), np.ones((BATCH, SEQ), bool)]
+    masks += [rng.random((BATCH, SEQ)) < p for p in (0.1, 0.3, 0.6) for _ in range(5)]
+    one_row = np.zeros((BATCH, SEQ), bool)
+    one_row[1, :4] = True
+    masks.append(one_row)
+    for mask in masks:
+        expected = original.run(None, {"m": mask})
+        for _ in range(2):
+            got = dict(zip(names, made.run(None, {"m": mask})))
+            for name, want in zip(("local_at", "unused_at"), expected):
+                count = int(got[f"{name}_count"])
+                assert count == len(want), (name, mask.astype(int))
+                assert_exact(got[name][:count], want, f"{name}, mask {mask.astype(int)}")
+                assert (got[name][count:] == -1).all(), (name, got[name][count:])
+
+
+def test_a_capped_range_clamps_its_count_without_int64_max_before_opset_12():
+    """`--capacity y=N` on `arange(max(lengths))` at opset 11, where Max and Min take no int64:
+    the count is clamped to [0, N] by Where instead, and the model loads and runs."""
+    inits = [numpy_helper.from_array(np.array(0, np.int64), "zero"),
+             numpy_helper.from_array(np.array(1, np.int64), "one")]
+    nodes = [helper.make_node("ReduceMax", ["lengths"], ["n"], keepdims=0),
+             helper.make_node("Range", ["zero", "n", "one"], ["y"])]
+    graph = helper.make_graph(nodes, "frames", [helper.make_tensor_value_info("lengths", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=6)
+    with tempfile.TemporaryDirectory(prefix="nz-static-bounded-") as work:
+        src, out = os.path.join(work, "in.onnx"), os.path.join(work, "out.onnx")
+        onnx.save(model, src)
+        done = subprocess.run([str(CLI), "optimize", "--static", "--capacity", "y=4", src, out],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        static = onnx.load(out)
+    assert not {"Max", "Min"} & {n.op_type for n in static.graph.node}
+    original, made = session(model, library=False), session(static, library=False)
+    for lengths in ([0, 0], [3, 1], [4, 2], [2, 9], [-5, -1]):
+        feeds = {"lengths": np.array(lengths, np.int64)}
+        (want,) = original.run(None, feeds)
+        y, count = made.run(None, feeds)
+        assert int(count) == min(len(want), 4), (lengths, count)
+        assert_exact(y[:int(count)], want[:4], f"lengths {lengths}")
+        assert (y[int(count):] == -1).all(), y
