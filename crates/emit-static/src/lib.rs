@@ -35,6 +35,7 @@ mod grid_writes;
 mod if_outputs;
 mod index_gather;
 pub mod inputs;
+mod litert;
 mod lower;
 mod mask;
 mod nms;

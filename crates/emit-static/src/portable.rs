@@ -151,7 +151,8 @@ pub fn in_range(e: &mut Emitter, index: &str, by_position: bool, numel: i64) -> 
 
 /// The last steps of a portable form over the whole graph (none for the generic target):
 /// [`transpose_before_cast`], for QNN the model's own OneHots in standard ops
-/// ([`super::one_hot`]), and for RKNN [`distinct_outputs`] and one Gather per data tensor
+/// ([`super::one_hot`]), for LiteRT Splits as Slices and integer output Identities apart
+/// ([`super::litert`]), and for RKNN [`distinct_outputs`] and one Gather per data tensor
 /// ([`super::parallel_gathers`]).
 pub fn finish(graph: &mut GraphProto, scope: &super::scope::Scope) {
     if !scope.target.portable() {
@@ -166,7 +167,10 @@ pub fn finish(graph: &mut GraphProto, scope: &super::scope::Scope) {
             distinct_outputs(graph);
             super::parallel_gathers::merge(graph, scope);
         }
-        Target::Generic | Target::Litert => {}
+        Target::Litert => {
+            super::litert::rewrite(graph, scope);
+        }
+        Target::Generic => {}
     }
 }
 

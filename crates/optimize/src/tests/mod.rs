@@ -22,6 +22,7 @@ mod static_grid_writes;
 mod static_heads;
 mod static_keypoints;
 mod static_limits;
+mod static_litert;
 mod static_mode;
 mod static_nms;
 mod static_nms_prefix;

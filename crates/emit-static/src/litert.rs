@@ -1,0 +1,242 @@
+//! For LiteRT (`--target litert`), the forms onnx2tf 2.6.9's `flatbuffer_direct` backend
+//! converts right, found by the deploy stage (tests/deploy, docs/static.md "Targets"):
+//!
+//! - a Split of a tensor of fixed shape becomes one Slice per part ([`splits_as_slices`]): the
+//!   backend leaves a Split's parts, and everything after them, with -1 in their
+//!   `shape_signature` (`nonzero(as_tuple=True)`'s columns; Mixtral's experts hit);
+//! - an Identity that writes a graph output from a tensor read elsewhere too becomes
+//!   `Add(x, 0)` ([`identity_outputs_apart`]): the backend drops such an Identity by renaming its
+//!   input's producer to the output, and the input's other readers then read a tensor that no
+//!   op writes ("Input tensor ... lacks data" at run time: the counts of one NonZero's two
+//!   readers).
+//!
+//! Both are exact: a Slice of a part's range is the part; `x + 0` is `x` for integers (only
+//! integer outputs are rewritten: a float `-0.0 + 0` would be +0.0).
+
+use super::scope::{names_in, Scope};
+use crate::graph::{int_attr, ints_attr};
+use nonzero_proto::onnx::tensor_proto::DataType;
+use nonzero_proto::onnx::type_proto::Value;
+use nonzero_proto::onnx::{GraphProto, NodeProto, TensorProto};
+use std::collections::HashSet;
+
+/// Both rewrites; returns how many nodes each changed.
+pub fn rewrite(graph: &mut GraphProto, scope: &Scope) -> (usize, usize) {
+    (
+        splits_as_slices(graph, scope),
+        identity_outputs_apart(graph),
+    )
+}
+
+/// Each Split whose input has a fixed shape and whose part sizes are known becomes Slices.
+pub fn splits_as_slices(graph: &mut GraphProto, scope: &Scope) -> usize {
+    let (_, shapes) = scope.shapes_of(graph);
+    let mut names = HashSet::new();
+    names_in(graph, &mut names, 0);
+    let mut changed = 0;
+    let mut at = 0;
+    while at < graph.node.len() {
+        let node = &graph.node[at];
+        let is_split = node.op_type.as_deref() == Some("Split")
+            && crate::graph::is_onnx_op(node, "Split")
+            && node.input.first().is_some_and(|i| !i.is_empty());
+        let dims: Option<Vec<i64>> = is_split
+            .then(|| {
+                shapes
+                    .info(&node.input[0])?
+                    .dims
+                    .as_ref()?
+                    .iter()
+                    .map(|d| d.as_static())
+                    .collect()
+            })
+            .flatten();
+        let Some(dims) = dims else {
+            at += 1;
+            continue;
+        };
+        let Some((axis, sizes)) = parts(graph, node, &dims, scope.opset) else {
+            at += 1;
+            continue;
+        };
+        let split = graph.node.remove(at);
+        let mut fresh = |what: &str| {
+            let name = (0..)
+                .map(|i| format!("{}/{what}{i}", split.output[0]))
+                .find(|n| !names.contains(n))
+                .expect("a free name");
+            names.insert(name.clone());
+            name
+        };
+        let axes = fresh("axis");
+        graph.initializer.push(int64s(&axes, &[axis]));
+        let mut start = 0;
+        let mut slices = vec![];
+        for (output, size) in split.output.iter().zip(&sizes) {
+            let end = start + size;
+            if !output.is_empty() {
+                let (s, e) = (fresh("start"), fresh("end"));
+                graph.initializer.push(int64s(&s, &[start]));
+                graph.initializer.push(int64s(&e, &[end]));
+                slices.push(NodeProto {
+                    op_type: Some("Slice".into()),
+                    name: split
+                        .name
+                        .as_ref()
+                        .map(|n| format!("{n}/slice{}", slices.len())),
+                    input: vec![split.input[0].clone(), s, e, axes.clone()],
+                    output: vec![output.clone()],
+                    ..Default::default()
+                });
+            }
+            start = end;
+        }
+        let count = slices.len();
+        for (i, slice) in slices.into_iter().enumerate() {
+            graph.node.insert(at + i, slice);
+        }
+        at += count;
+        changed += 1;
+    }
+    changed
+}
+
+/// The Split's axis and the size of each part (ONNX's rules: the `split` sizes, else equal
+/// parts, the last smaller where `num_outputs` does not divide the axis), or `None`.
+fn parts(
+    graph: &GraphProto,
+    node: &NodeProto,
+    dims: &[i64],
+    opset: i64,
+) -> Option<(i64, Vec<i64>)> {
+    let rank = dims.len() as i64;
+    let axis = int_attr(node, "axis").ok()?.unwrap_or(0);
+    let axis = if axis < 0 { axis + rank } else { axis };
+    let length = *dims.get(usize::try_from(axis).ok()?)?;
+    let count = node.output.len() as i64;
+    let given = match node.input.get(1).filter(|s| !s.is_empty()) {
+        Some(split) if opset >= 13 => Some(constant_ints(graph, split)?),
+        Some(_) => return None,
+        None => ints_attr(node, "split").ok()?,
+    };
+    let sizes = match given {
+        Some(sizes) => sizes,
+        None if length % count == 0 => vec![length / count; count as usize],
+        // opset 18's num_outputs: ceil-sized parts, the last one smaller.
+        None if int_attr(node, "num_outputs").ok()?.is_some() => {
+            let each = (length + count - 1) / count;
+            let mut sizes = vec![each; count as usize - 1];
+            sizes.push(length - each * (count - 1));
+            sizes
+        }
+        None => return None,
+    };
+    let fits = sizes.len() as i64 == count
+        && sizes.iter().all(|&s| s >= 0)
+        && sizes.iter().sum::<i64>() == length;
+    fits.then_some((axis, sizes))
+}
+
+/// The int64 values of an initializer or a Constant node's tensor named `name`.
+fn constant_ints(graph: &GraphProto, name: &str) -> Option<Vec<i64>> {
+    let tensor = graph
+        .initializer
+        .iter()
+        .find(|t| t.name.as_deref() == Some(name))
+        .or_else(|| {
+            let node = graph.node.iter().find(|n| {
+                n.op_type.as_deref() == Some("Constant")
+                    && n.output.first().map(String::as_str) == Some(name)
+            })?;
+            node.attribute
+                .iter()
+                .find(|a| a.name.as_deref() == Some("value"))?
+                .t
+                .as_ref()
+        })?;
+    nonzero_rewrite_graph::graph::tensor_ints(tensor)
+}
+
+fn int64s(name: &str, values: &[i64]) -> TensorProto {
+    TensorProto {
+        name: Some(name.into()),
+        dims: vec![values.len() as i64],
+        data_type: Some(DataType::Int64 as i32),
+        int64_data: values.to_vec(),
+        ..Default::default()
+    }
+}
+
+/// Each Identity writing an integer graph output from a tensor that another node or output
+/// reads too becomes `Add(x, 0)`.
+pub fn identity_outputs_apart(graph: &mut GraphProto) -> usize {
+    let mut names = HashSet::new();
+    names_in(graph, &mut names, 0);
+    let integer_outputs: HashSet<String> = graph
+        .output
+        .iter()
+        .filter(|o| {
+            matches!(o.r#type.as_ref().and_then(|t| t.value.as_ref()),
+                Some(Value::TensorType(t)) if t.elem_type == Some(DataType::Int64 as i32) || t.elem_type == Some(DataType::Int32 as i32))
+        })
+        .filter_map(|o| o.name.clone())
+        .collect();
+    let outputs: Vec<String> = graph.output.iter().filter_map(|o| o.name.clone()).collect();
+    let readers = |graph: &GraphProto, name: &str| {
+        let by_nodes = graph
+            .node
+            .iter()
+            .map(|n| n.input.iter().filter(|i| *i == name).count())
+            .sum::<usize>();
+        by_nodes + outputs.iter().filter(|o| *o == name).count()
+    };
+    let mut changed = 0;
+    for at in 0..graph.node.len() {
+        let node = &graph.node[at];
+        let rewritten = node.op_type.as_deref() == Some("Identity")
+            && crate::graph::is_onnx_op(node, "Identity")
+            && node
+                .output
+                .first()
+                .is_some_and(|o| integer_outputs.contains(o))
+            && node.input.first().is_some_and(|i| readers(graph, i) > 1);
+        if !rewritten {
+            continue;
+        }
+        let output = node.output[0].clone();
+        let elem_type = graph
+            .output
+            .iter()
+            .find(|o| o.name.as_ref() == Some(&output))
+            .and_then(|o| match o.r#type.as_ref()?.value.as_ref()? {
+                Value::TensorType(t) => t.elem_type,
+                _ => None,
+            })
+            .expect("an integer output");
+        let zero = (0..)
+            .map(|i| format!("{output}/zero{i}"))
+            .find(|n| !names.contains(n))
+            .expect("a free name");
+        names.insert(zero.clone());
+        graph.initializer.push(TensorProto {
+            name: Some(zero.clone()),
+            data_type: Some(elem_type),
+            int64_data: if elem_type == DataType::Int64 as i32 {
+                vec![0]
+            } else {
+                vec![]
+            },
+            int32_data: if elem_type == DataType::Int32 as i32 {
+                vec![0]
+            } else {
+                vec![]
+            },
+            ..Default::default()
+        });
+        let node = &mut graph.node[at];
+        node.op_type = Some("Add".into());
+        node.input.push(zero);
+        changed += 1;
+    }
+    changed
+}

@@ -1,0 +1,122 @@
+//! `--target litert`'s own forms (emit-static's litert.rs): a Split of a fixed shape as Slices,
+//! and an Identity writing an integer graph output from a tensor read elsewhere as `Add(x, 0)`,
+//! which onnx2tf's flatbuffer_direct converts right (tests/deploy runs them on LiteRT). The
+//! other targets keep both.
+
+use super::*;
+use crate::optimize_with;
+use nonzero_emit_static::Target;
+use nonzero_proto::onnx::{GraphProto, ModelProto};
+use nonzero_proto::Message;
+
+/// `nonzero(m, as_tuple=True)` as TorchScript writes it: NonZero, Transpose, a Split into the
+/// two columns, each squeezed; `x` [6, 4] split as `split` (or into equal parts) along axis 1.
+fn columns_and_split(split: Option<&[i64]>, parts: usize) -> Vec<u8> {
+    let outputs: Vec<String> = (0..parts).map(|i| format!("x{i}")).collect();
+    let out_refs: Vec<&str> = outputs.iter().map(String::as_str).collect();
+    let mut split_inputs = vec!["x"];
+    let mut constants = vec![int64s("one", &[1])];
+    if let Some(sizes) = split {
+        constants.push(int64s("sizes", sizes));
+        split_inputs.push("sizes");
+    }
+    let nodes = vec![
+        node("NonZero", &["m"], &["nz"], vec![]),
+        node("Transpose", &["nz"], &["t"], vec![ints("perm", &[1, 0])]),
+        node(
+            "Split",
+            &["t", "ones"],
+            &["r_col", "c_col"],
+            vec![int("axis", 1)],
+        ),
+        node("Squeeze", &["r_col", "one"], &["r"], vec![]),
+        node("Squeeze", &["c_col", "one"], &["c"], vec![]),
+        node("Split", &split_inputs, &out_refs, vec![int("axis", 1)]),
+    ];
+    constants.push(int64s("ones", &[1, 1]));
+    let mut names = vec!["r", "c"];
+    names.extend(out_refs);
+    let g = graph(
+        nodes,
+        vec![
+            value("m", DataType::Bool, Some(&["3", "5"])),
+            value("x", DataType::Float, Some(&["6", "4"])),
+        ],
+        &names,
+        constants,
+    );
+    model(g, 13)
+}
+
+fn static_graph(bytes: &[u8], target: Target) -> GraphProto {
+    let mut options = static_options(&[]);
+    options.target = target;
+    let (out, report) = optimize_with(bytes, &options).expect("static");
+    assert_eq!(report.nonzero_left(), 0);
+    ModelProto::decode(out.as_slice()).unwrap().graph.unwrap()
+}
+
+fn ops(g: &GraphProto) -> Vec<&str> {
+    g.node
+        .iter()
+        .map(|n| n.op_type.as_deref().unwrap())
+        .collect()
+}
+
+fn ints_of(g: &GraphProto, name: &str) -> Vec<i64> {
+    let t = g
+        .initializer
+        .iter()
+        .find(|t| t.name.as_deref() == Some(name))
+        .unwrap();
+    nonzero_rewrite_graph::graph::tensor_ints(t).unwrap()
+}
+
+#[test]
+fn splits_become_slices_of_each_part() {
+    for (split, parts, want) in [
+        (Some(&[1i64, 3][..]), 2, vec![(0, 1), (1, 4)]),
+        (None, 2, vec![(0, 2), (2, 4)]),
+        (None, 4, vec![(0, 1), (1, 2), (2, 3), (3, 4)]),
+    ] {
+        let g = static_graph(&columns_and_split(split, parts), Target::Litert);
+        assert!(!ops(&g).contains(&"Split"), "{:?}", ops(&g));
+        for (i, (start, end)) in want.into_iter().enumerate() {
+            let slice = g
+                .node
+                .iter()
+                .find(|n| n.output[0] == format!("x{i}"))
+                .expect("each part written");
+            assert_eq!(slice.op_type.as_deref(), Some("Slice"));
+            assert_eq!(
+                (
+                    ints_of(&g, &slice.input[1]),
+                    ints_of(&g, &slice.input[2]),
+                    ints_of(&g, &slice.input[3])
+                ),
+                (vec![start], vec![end], vec![1]),
+                "part {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_counts_of_one_selection_become_adds_of_zero() {
+    let g = static_graph(&columns_and_split(None, 2), Target::Litert);
+    for count in ["r_count", "c_count"] {
+        let writer = g.node.iter().find(|n| n.output[0] == count).unwrap();
+        assert_eq!(writer.op_type.as_deref(), Some("Add"), "{count}");
+        assert_eq!(ints_of(&g, &writer.input[1]), vec![0]);
+    }
+}
+
+#[test]
+fn the_other_targets_keep_the_split_and_the_identities() {
+    for target in [Target::Generic, Target::Qnn] {
+        let g = static_graph(&columns_and_split(None, 2), target);
+        assert!(ops(&g).contains(&"Split"), "{target:?}");
+        let writer = g.node.iter().find(|n| n.output[0] == "r_count").unwrap();
+        assert_eq!(writer.op_type.as_deref(), Some("Identity"), "{target:?}");
+    }
+}
