@@ -118,3 +118,63 @@ def test_a_capped_range_clamps_its_count_without_int64_max_before_opset_12():
         assert int(count) == min(len(want), 4), (lengths, count)
         assert_exact(y[:int(count)], want[:4], f"lengths {lengths}")
         assert (y[int(count):] == -1).all(), y
+
+
+def slot_scores_model(opset):
+    """Scores over the global slots, `arange(L) * x[:, None]` with `L = m.sum(1).max()`: a
+    softmax and a log-softmax along the slots (padded outputs), and their max and min (fixed)."""
+    inits = [numpy_helper.from_array(np.array([1], np.int64), "axes"),
+             numpy_helper.from_array(np.array([0], np.int64), "axis0"),
+             numpy_helper.from_array(np.array(0, np.int64), "zero"),
+             numpy_helper.from_array(np.array(1, np.int64), "one")]
+    new = opset >= 13
+    softmax_axis = -1 if new else 1
+    nodes = [
+        helper.make_node("Cast", ["m"], ["m64"], to=TensorProto.INT64),
+        helper.make_node("ReduceSum", ["m64", "axes"] if new else ["m64"], ["num"], keepdims=0,
+                         **({} if new else {"axes": [1]})),
+        helper.make_node("ReduceMax", ["num"], ["most"], keepdims=0),
+        helper.make_node("Range", ["zero", "most", "one"], ["slots"]),
+        helper.make_node("Cast", ["slots"], ["slots_f"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["slots_f", "axis0"] if new else ["slots_f"], ["slot_row"],
+                         **({} if new else {"axes": [0]})),
+        helper.make_node("Mul", ["slot_row", "x"], ["scores"]),
+        helper.make_node("Softmax", ["scores"], ["probs"], axis=softmax_axis),
+        helper.make_node("LogSoftmax", ["scores"], ["log_probs"], axis=softmax_axis),
+        helper.make_node("ReduceMax", ["scores"], ["top"], axes=[1], keepdims=0),
+        helper.make_node("ReduceMin", ["scores"], ["bottom"], axes=[1], keepdims=1),
+    ]
+    inputs = [helper.make_tensor_value_info("m", TensorProto.BOOL, [BATCH, SEQ]),
+              helper.make_tensor_value_info("x", TensorProto.FLOAT, [BATCH, 1])]
+    outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
+               for name in ("probs", "log_probs", "top", "bottom")]
+    graph = helper.make_graph(nodes, "slot_scores", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=7)
+
+
+@pytest.mark.parametrize("opset", [11, 17])
+def test_softmax_and_max_along_the_slots_read_the_padding_as_the_lowest(opset):
+    model = slot_scores_model(opset)
+    static, report = make_static(model)
+    assert report["left_nodes"] == [] and not unread_nodes(static), report["left_nodes"]
+    names = [o.name for o in static.graph.output]
+    assert names == ["probs", "log_probs", "top", "bottom", "log_probs_count", "probs_count"], names
+    original, made = session(model, library=False), session(static, library=False)
+    rng = np.random.default_rng(opset)
+    masks = [np.zeros((BATCH, SEQ), bool), np.ones((BATCH, SEQ), bool)]
+    masks += [rng.random((BATCH, SEQ)) < p for p in (0.2, 0.5) for _ in range(4)]
+    for mask in masks:
+        feeds = {"m": mask, "x": rng.standard_normal((BATCH, 1)).astype(np.float32)}
+        try:
+            expected = dict(zip(["probs", "log_probs", "top", "bottom"], original.run(None, feeds)))
+        except Exception:  # noqa: BLE001 (1.17.3 refuses a max or min over nothing)
+            assert not mask.any(), mask
+            continue
+        got = dict(zip(names, made.run(None, feeds)))
+        for name in ("probs", "log_probs"):
+            count = int(got[f"{name}_count"])
+            assert count == mask.sum(1).max()
+            assert_exact(got[name][:, :count], expected[name], f"{name}, mask {mask.astype(int)}")
+            assert (got[name][:, count:] == 0).all(), got[name]
+        for name in ("top", "bottom"):
+            assert_exact(got[name], expected[name], f"{name}, mask {mask.astype(int)}")

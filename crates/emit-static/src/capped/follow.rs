@@ -15,7 +15,7 @@ use crate::trace::View;
 use nonzero_proto::onnx::NodeProto;
 use std::collections::{HashMap, HashSet};
 
-pub use super::reach::{Flow, Masked, Output, Reach};
+pub use super::reach::{Fill, Flow, Masked, Output, Reach};
 
 /// Ops of one input whose output element reads only the same input element (and random
 /// generators of its shape).
@@ -282,6 +282,7 @@ fn step(
                 axis,
                 rank: r,
                 steps: steps.clone(),
+                fill: Fill::Zero,
             });
             out(Reach::Frames {
                 axis,
@@ -300,8 +301,12 @@ fn step(
                 axis,
                 rank: r,
                 steps: steps.clone(),
+                fill: Fill::Zero,
             });
             Ok(vec![None])
+        }
+        "Softmax" | "LogSoftmax" | "ReduceMax" | "ReduceMin" if node.output.len() == 1 => {
+            super::mixing::step(view, node, op, reads, flow, (axis, r, &steps))
         }
         "Shape" if only_first => {
             // Shape's start and end: negative from the rank, clamped to [0, rank].

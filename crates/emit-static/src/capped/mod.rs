@@ -16,6 +16,7 @@ mod bounded;
 mod follow;
 mod known;
 mod length;
+mod mixing;
 mod ops;
 mod reach;
 mod shape_reads;

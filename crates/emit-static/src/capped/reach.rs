@@ -19,8 +19,9 @@ pub enum Reach {
     Length { steps: Steps },
 }
 
-/// A Conv or ConvTranspose along the padded axis, or a NonZero of the padded tensor: its
-/// input's padding is masked to zero (false).
+/// A reader that mixes along the padded axis: its input's padding is masked to `fill` first
+/// (a Conv or ConvTranspose, or a NonZero: zero or false; a Softmax, LogSoftmax or ReduceMax:
+/// the lowest value; a ReduceMin: the highest).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Masked {
     /// The node's op, its first output (it is found by it) and its input.
@@ -30,6 +31,15 @@ pub struct Masked {
     pub axis: usize,
     pub rank: usize,
     pub steps: Steps,
+    pub fill: Fill,
+}
+
+/// What a masked reader reads in the padding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fill {
+    Zero,
+    Lowest,
+    Highest,
 }
 
 /// A graph output padded along `axis`.

@@ -2,7 +2,7 @@
 //! masks before each reader that mixes along the padded axis, and the padded outputs with their
 //! counts.
 
-use super::follow::Flow;
+use super::follow::{Fill, Flow};
 use super::length::Steps;
 use super::Source;
 use crate::emit::Emitter;
@@ -67,8 +67,8 @@ pub(super) fn emit(
     }
     e.insert(graph, at + 1);
     let (_, shapes) = scope.shapes_of(graph);
-    // Each Conv's input masked once, before its first reader.
-    let mut masked: HashMap<String, String> = HashMap::new();
+    // Each masked reader's input masked once per fill, before its first reader.
+    let mut masked: HashMap<(String, Fill), String> = HashMap::new();
     for m in &flow.masked {
         let Some(conv) = graph
             .node
@@ -78,7 +78,7 @@ pub(super) fn emit(
             continue;
         };
         let source = graph.node[conv].input[0].clone();
-        let name = match masked.get(&source) {
+        let name = match masked.get(&(source.clone(), m.fill)) {
             Some(name) => name.clone(),
             None => {
                 let elem_type = shapes
@@ -92,15 +92,21 @@ pub(super) fn emit(
                     &format!("{}/frames", describe(&graph.node[conv])),
                 );
                 let padding = padding_mask(&mut e, length, m.axis, m.rank, &counts[&m.steps]);
-                let zero = e.zero(elem_type).ok_or_else(|| {
+                let fill = match m.fill {
+                    Fill::Zero => e.zero(elem_type),
+                    Fill::Lowest => e.extreme(elem_type, true),
+                    Fill::Highest => e.extreme(elem_type, false),
+                };
+                let fill = fill.ok_or_else(|| {
                     StaticError::Refused(format!(
-                        "the frames of {} have a type with no zero",
-                        describe(&graph.node[conv])
+                        "the frames of {} have a type with no {:?} value",
+                        describe(&graph.node[conv]),
+                        m.fill
                     ))
                 })?;
-                let name = e.select(&padding, &zero, &source, elem_type);
+                let name = e.select(&padding, &fill, &source, elem_type);
                 e.insert(graph, conv);
-                masked.insert(source.clone(), name.clone());
+                masked.insert((source.clone(), m.fill), name.clone());
                 name
             }
         };
@@ -160,7 +166,11 @@ pub(super) fn emit(
     // Conv and ConvTranspose counted together as "Conv" (VITS's report says "40 Convs").
     let mut kinds: Vec<(&str, usize)> = vec![];
     for m in &flow.masked {
-        let kind = if m.op == "NonZero" { "NonZero" } else { "Conv" };
+        let kind = if m.op == "ConvTranspose" {
+            "Conv"
+        } else {
+            m.op.as_str()
+        };
         match kinds.iter_mut().find(|(k, _)| *k == kind) {
             Some((_, n)) => *n += 1,
             None => kinds.push((kind, 1)),
@@ -183,9 +193,10 @@ pub(super) fn emit(
         ),
     };
     Ok(format!(
-        "{}: its length, computed from tensor values, {source} and goes along as a count; {readers} along it read{} the padding masked to zero{}",
+        "{}: its length, computed from tensor values, {source} and goes along as a count; {readers} along it read{} the padding masked to {}{}",
         describe(&range),
         if one { "s" } else { "" },
+        if flow.masked.iter().all(|m| m.fill == Fill::Zero) { "zero" } else { "their identity (zero, false, or the lowest or highest value)" },
         if padded.is_empty() { String::new() } else { format!("; outputs {}", padded.join(", ")) }
     ))
 }

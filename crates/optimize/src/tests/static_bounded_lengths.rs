@@ -114,3 +114,40 @@ fn a_bounded_length_read_as_a_value_is_refused_by_name() {
         range.detail
     );
 }
+
+#[test]
+fn a_softmax_along_the_slots_is_masked_and_a_sum_along_them_is_refused() {
+    // Softmax along the slots: fully static, the report names the masked reader.
+    let softmax = vec![
+        node("Cast", &["local"], &["local_f"], vec![int("to", 1)]),
+        node("Softmax", &["local_f"], &["y"], vec![int("axis", -1)]),
+    ];
+    let (_, report) = optimize_with(
+        &global_indices(DataType::Bool, softmax),
+        &static_options(&[]),
+    )
+    .expect("static");
+    assert!(report.left.is_empty(), "{:?}", report.left);
+    let lines = &report.static_mode.as_ref().unwrap().rewrites;
+    assert!(
+        lines.iter().any(|(kind, line)| kind == "capped-length"
+            && line.contains("1 Softmax along it reads the padding masked to their identity")),
+        "{lines:?}"
+    );
+    // A sum along them is not a masked reader (yet): the length stays dynamic, named.
+    let sum = vec![
+        node("Cast", &["local"], &["local_f"], vec![int("to", 1)]),
+        node(
+            "ReduceSum",
+            &["local_f", "axes"],
+            &["y"],
+            vec![int("keepdims", 0)],
+        ),
+    ];
+    let mut options = static_options(&[]);
+    options.allow_dynamic = true;
+    let (_, report) =
+        optimize_with(&global_indices(DataType::Bool, sum), &options).expect("written");
+    let range = report.left.iter().find(|l| l.op == "Range").expect("named");
+    assert!(range.detail.contains("ReduceSum"), "{}", range.detail);
+}
