@@ -22,19 +22,23 @@ from onnx_cases import CLI, assert_exact, unread_nodes
 BATCH, SEQ = 3, 6
 
 
-def global_indices_model(opset):
-    """TorchScript's `_get_global_attn_indices` (transformers' Longformer), on bool `m`."""
+def global_indices_model(opset, extra=0):
+    """TorchScript's `_get_global_attn_indices` (transformers' Longformer), on bool `m`; with
+    `extra`, over `arange(L + extra)` and `m.sum(1) + extra` instead."""
     axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
     inits = [axes, numpy_helper.from_array(np.array(0, np.int64), "zero"),
-             numpy_helper.from_array(np.array(1, np.int64), "one")]
+             numpy_helper.from_array(np.array(1, np.int64), "one"),
+             numpy_helper.from_array(np.array(extra, np.int64), "extra")]
     sum_inputs = ["m64", "axes"] if opset >= 13 else ["m64"]
     sum_attrs = {} if opset >= 13 else {"axes": [1]}
     unsqueeze_inputs = ["num", "axes"] if opset >= 13 else ["num"]
     unsqueeze_attrs = {} if opset >= 13 else {"axes": [1]}
     nodes = [
         helper.make_node("Cast", ["m"], ["m64"], to=TensorProto.INT64),
-        helper.make_node("ReduceSum", sum_inputs, ["num"], keepdims=0, **sum_attrs),
-        helper.make_node("ReduceMax", ["num"], ["most"], keepdims=0),
+        helper.make_node("ReduceSum", sum_inputs, ["num_sum"], keepdims=0, **sum_attrs),
+        helper.make_node("ReduceMax", ["num_sum"], ["most_sum"], keepdims=0),
+        helper.make_node("Add", ["most_sum", "extra"], ["most"]),
+        helper.make_node("Add", ["num_sum", "extra"], ["num"]),
         helper.make_node("Range", ["zero", "most", "one"], ["slots"]),
         helper.make_node("Unsqueeze", unsqueeze_inputs, ["num_col"], **unsqueeze_attrs),
         helper.make_node("Less", ["slots", "num_col"], ["local"]),
@@ -62,9 +66,11 @@ def make_static(model):
             return onnx.load(out), json.load(f)
 
 
+@pytest.mark.parametrize("extra", [0, 2])
 @pytest.mark.parametrize("opset", [11, 17])
-def test_global_attention_indices_equal_the_originals_with_no_capacity_given(opset):
-    model = global_indices_model(opset)
+def test_global_attention_indices_equal_the_originals_with_no_capacity_given(opset, extra):
+    """`extra` 2: `arange(L + 2)`, a length one arithmetic step on from the bounded one."""
+    model = global_indices_model(opset, extra)
     static, report = make_static(model)
     assert report["left_nodes"] == [] and not unread_nodes(static), report["left_nodes"]
     kinds = [r["kind"] for r in report["static"]["rewrites"]]
@@ -73,9 +79,10 @@ def test_global_attention_indices_equal_the_originals_with_no_capacity_given(ops
     assert names == ["local_at", "unused_at", "local_at_count", "unused_at_count"], names
     # Both selections padded to the mask's whole size: BATCH rows of SEQ slots.
     shapes = {o.name: [d.dim_value for d in o.type.tensor_type.shape.dim] for o in static.graph.output}
-    assert shapes["local_at"] == [BATCH * SEQ, 2] and shapes["unused_at"] == [BATCH * SEQ, 2], shapes
+    slots = BATCH * (SEQ + extra)
+    assert shapes["local_at"] == [slots, 2] and shapes["unused_at"] == [slots, 2], shapes
     original, made = session(model, library=False), session(static, library=False)
-    rng = np.random.default_rng(opset)
+    rng = np.random.default_rng(opset + extra)
     masks = [np.zeros((BATCH, SEQ), bool), np.ones((BATCH, SEQ), bool)]
     masks += [rng.random((BATCH, SEQ)) < p for p in (0.1, 0.3, 0.6) for _ in range(5)]
     one_row = np.zeros((BATCH, SEQ), bool)

@@ -104,9 +104,18 @@ impl Steps {
                 let scaled = e.binary("Mul", &n, &a);
                 e.binary("Add", &scaled, &b)
             };
-            e.binary("Max", &out, &zero)
+            at_least_zero(e, &out, &zero)
         })
     }
+}
+
+/// `max(x, 0)` for int64 `x`: Max before opset 12 takes no int64, so a Where of a comparison.
+fn at_least_zero(e: &mut Emitter, x: &str, zero: &str) -> String {
+    if e.opset() >= 12 {
+        return e.binary("Max", x, zero);
+    }
+    let below = e.binary("Less", x, zero);
+    e.where_(&below, zero, x)
 }
 
 /// `floor(x / d)` for int64 `x` and a positive constant `d`: ONNX's integer Mod takes the

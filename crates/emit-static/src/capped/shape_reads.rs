@@ -3,6 +3,7 @@
 
 use super::follow::{arg, refuse, Reach};
 use super::known::{axis_in, ints, rank, size};
+use super::length::Step;
 use crate::trace::View;
 use nonzero_proto::onnx::NodeProto;
 
@@ -17,7 +18,7 @@ pub(super) fn shape_step(
     let only_first = reads.iter().skip(1).all(Option::is_none);
     // A shape put together from parts reads the padded one at any slot.
     let first = match op {
-        "Concat" => reads.iter().copied().flatten().next(),
+        "Concat" | "Add" | "Mul" => reads.iter().copied().flatten().next(),
         _ => reads.first().copied().flatten(),
     };
     let Some(first) = first else {
@@ -72,6 +73,32 @@ pub(super) fn shape_step(
             rank: len(arg(node, 0)?).ok_or("")? as usize,
             steps,
         }),
+        // The length plus a constant, or times one (`L + 1`, `0 + L`): a length by one more
+        // step. Only offsets and scales that keep it a length (at least 0, at least 1).
+        ("Add" | "Mul", Reach::Length { .. }) => {
+            let ([a, b], 1) = (node.input.as_slice(), reads.iter().flatten().count()) else {
+                return refuse("an arithmetic step of the padded length");
+            };
+            let other = if reads[0].is_some() { b } else { a };
+            let value = match ints(view, other).as_deref() {
+                Some(&[v]) if rank(view, other).is_some_and(|r| r <= 1) => v,
+                _ => return refuse("the padded length read as a value"),
+            };
+            let step = match op {
+                "Add" if value >= 0 => Step::Affine {
+                    scale: 1,
+                    offset: value,
+                },
+                "Mul" if value >= 1 => Step::Affine {
+                    scale: value,
+                    offset: 0,
+                },
+                _ => return refuse("the padded length read as a value"),
+            };
+            Some(Reach::Length {
+                steps: steps.then(step).ok_or("")?,
+            })
+        }
         ("Unsqueeze", Reach::Length { .. }) => Some(Reach::ShapeOf { entry: 0, steps }),
         ("Squeeze", Reach::ShapeOf { entry: 0, .. }) if len(arg(node, 0)?) == Some(1) => {
             Some(Reach::Length { steps })
