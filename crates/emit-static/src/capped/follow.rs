@@ -271,7 +271,7 @@ fn step(
             }
             same(axis)
         }
-        "MatMul" => matmul(view, node, reads),
+        "MatMul" => matmul(view, node, reads, flow),
         "Conv" | "ConvTranspose" if only_first && axis == 0 => same(0),
         "Conv" | "ConvTranspose" if only_first && axis >= 2 => {
             let next = conv_step(view, node, op, axis - 2).ok_or("")?;
@@ -279,6 +279,7 @@ fn step(
                 op: op.to_string(),
                 output: node.output[0].clone(),
                 input: node.input[0].clone(),
+                slot: 0,
                 axis,
                 rank: r,
                 steps: steps.clone(),
@@ -298,6 +299,7 @@ fn step(
                 op: op.to_string(),
                 output: node.output[0].clone(),
                 input: node.input[0].clone(),
+                slot: 0,
                 axis,
                 rank: r,
                 steps: steps.clone(),

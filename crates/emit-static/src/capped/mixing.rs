@@ -85,6 +85,7 @@ pub(super) fn step(
             op: op.to_string(),
             output: node.output[0].clone(),
             input: node.input[0].clone(),
+            slot: 0,
             axis,
             rank,
             steps: steps.clone(),

@@ -1,7 +1,7 @@
 //! The ops the frames pass with more than one operand or a moved axis ([`super::follow`]):
 //! broadcasts, Reshape, Expand, MatMul, and the length step of Conv and ConvTranspose.
 
-use super::follow::{arg, every_output, frames, refuse, Reach};
+use super::follow::{arg, every_output, frames, refuse, Fill, Flow, Masked, Reach};
 use super::known::{ints, rank, size};
 use super::length::{Step, Steps};
 use crate::graph::{attr, ints_attr};
@@ -128,14 +128,31 @@ pub(super) fn expanded(
     })])
 }
 
-/// MatMul with the padded axis as rows of A, columns of B, or a batch axis of either; never the
-/// contracted axis.
+/// MatMul with the padded axis as rows of A, columns of B, or a batch axis of either. Summed
+/// over (A's columns and B's rows, both padded alike): each operand's padding is masked to zero
+/// first, so the padded terms add exact zeros, and the product holds no padding.
 pub(super) fn matmul(
     view: &View,
     node: &NodeProto,
     reads: &[Option<&Reach>],
+    flow: &mut Flow,
 ) -> Result<Vec<Option<Reach>>, String> {
     let out_rank = rank(view, &node.output[0]).ok_or("")?;
+    if let Some(sum) = summed(reads)? {
+        for (slot, (axis, r)) in sum.axes.into_iter().enumerate() {
+            flow.masked.push(Masked {
+                op: "MatMul".into(),
+                output: node.output[0].clone(),
+                input: node.input[slot].clone(),
+                slot,
+                axis,
+                rank: r,
+                steps: sum.steps.clone(),
+                fill: Fill::Zero,
+            });
+        }
+        return Ok(vec![None]);
+    }
     let mut found: Option<(usize, Steps)> = None;
     for (slot, r) in reads.iter().enumerate().take(2) {
         let Some((axis, r, steps)) = frames(*r) else {
@@ -163,6 +180,33 @@ pub(super) fn matmul(
         rank: out_rank,
         steps,
     })])
+}
+
+/// A MatMul that sums over the padded axis: both operands padded alike there (A along its last
+/// axis, B along its second last), neither along another. `None` where it sums over no padding.
+struct Summed {
+    axes: [(usize, usize); 2],
+    steps: Steps,
+}
+
+fn summed(reads: &[Option<&Reach>]) -> Result<Option<Summed>, String> {
+    let (a, b) = (frames(reads[0]), reads.get(1).and_then(|r| frames(*r)));
+    let contracted = |f: Option<(usize, usize, &Steps)>, from_end: usize| {
+        f.is_some_and(|(axis, r, _)| r >= 2 && r - 1 - axis == from_end)
+    };
+    let (a_sums, b_sums) = (contracted(a, 0), contracted(b, 1));
+    if !a_sums && !b_sums {
+        return Ok(None);
+    }
+    match (a, b) {
+        (Some((aa, ar, sa)), Some((ba, br, sb))) if a_sums && b_sums && sa == sb => {
+            Ok(Some(Summed {
+                axes: [(aa, ar), (ba, br)],
+                steps: sa.clone(),
+            }))
+        }
+        _ => refuse("a MatMul that sums over the padded axis of one operand only"),
+    }
 }
 
 /// The length step of a Conv or ConvTranspose along spatial axis `spatial`, from its explicit

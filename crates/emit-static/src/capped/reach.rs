@@ -20,14 +20,16 @@ pub enum Reach {
 }
 
 /// A reader that mixes along the padded axis: its input's padding is masked to `fill` first
-/// (a Conv or ConvTranspose, or a NonZero: zero or false; a Softmax, LogSoftmax or ReduceMax:
+/// (a Conv or ConvTranspose, a NonZero, each operand of a MatMul summing along it: zero or
+/// false; a Softmax, LogSoftmax or ReduceMax:
 /// the lowest value; a ReduceMin: the highest).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Masked {
-    /// The node's op, its first output (it is found by it) and its input.
+    /// The node's op, its first output (it is found by it), the input masked and its slot.
     pub op: String,
     pub output: String,
     pub input: String,
+    pub slot: usize,
     pub axis: usize,
     pub rank: usize,
     pub steps: Steps,

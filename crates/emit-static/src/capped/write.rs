@@ -77,7 +77,7 @@ pub(super) fn emit(
         else {
             continue;
         };
-        let source = graph.node[conv].input[0].clone();
+        let source = graph.node[conv].input[m.slot].clone();
         let name = match masked.get(&(source.clone(), m.fill)) {
             Some(name) => name.clone(),
             None => {
@@ -115,7 +115,7 @@ pub(super) fn emit(
             .iter()
             .position(|n| n.output.first() == Some(&m.output))
             .expect("found above");
-        graph.node[conv].input[0] = name;
+        graph.node[conv].input[m.slot] = name;
     }
     let mut padded = vec![];
     for (out, &length) in flow.outputs.iter().zip(cuts) {
