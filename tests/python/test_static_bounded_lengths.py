@@ -223,3 +223,63 @@ def test_a_matmul_summing_over_the_slots_reads_both_paddings_as_zero():
         for name in ("attended", "raw"):
             np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-7,
                                        err_msg=f"{name}, mask {mask.astype(int)}")
+
+
+def global_keys_model():
+    """A write into the global slots, in 2-D, as Longformer writes its global keys:
+    `y = x[:, None] * arange(L); y[local_coordinates] = v` (ScatterND at the second
+    selection's coordinates into a tensor as long as the slots)."""
+    model = global_indices_model(17)
+    g = model.graph
+    g.input.extend([helper.make_tensor_value_info("x", TensorProto.FLOAT, [BATCH, 1]),
+                    helper.make_tensor_value_info("v", TensorProto.FLOAT, [])])
+    g.initializer.extend([numpy_helper.from_array(np.array([0], np.int64), "axis0"),
+                          numpy_helper.from_array(np.array(0, np.int64), "column0")])
+    g.node.extend([
+        helper.make_node("Cast", ["slots"], ["slots_f"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["slots_f", "axis0"], ["slot_row"]),
+        helper.make_node("Mul", ["slot_row", "x"], ["base"]),
+        helper.make_node("Gather", ["local_at", "column0"], ["local_rows"], axis=1),
+        helper.make_node("Shape", ["local_rows"], ["local_count"]),
+        helper.make_node("Expand", ["v", "local_count"], ["updates"]),
+        helper.make_node("ScatterND", ["base", "local_at", "updates"], ["y"]),
+    ])
+    del g.output[:]
+    g.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, None))
+    return model
+
+
+def test_global_keys_written_into_the_slots_equal_the_originals():
+    model = global_keys_model()
+    static, report = make_static(model)
+    assert report["left_nodes"] == [] and not unread_nodes(static), report["left_nodes"]
+    names = [o.name for o in static.graph.output]
+    assert names == ["y", "y_count"], names
+    original, made = session(model, library=False), session(static, library=False)
+    rng = np.random.default_rng(11)
+    masks = [np.zeros((BATCH, SEQ), bool), np.ones((BATCH, SEQ), bool)]
+    masks += [rng.random((BATCH, SEQ)) < p for p in (0.2, 0.5) for _ in range(4)]
+    for mask in masks:
+        feeds = {"m": mask, "x": rng.standard_normal((BATCH, 1)).astype(np.float32),
+                 "v": np.array(rng.standard_normal(), np.float32)}
+        (want,) = original.run(None, feeds)
+        y, count = made.run(None, feeds)
+        assert int(count) == want.shape[1]
+        assert_exact(y[:, :int(count)], want, f"mask {mask.astype(int)}")
+        assert (y[:, int(count):] == 0).all(), y
+
+
+def test_a_write_at_indices_not_proven_non_negative_is_refused():
+    """`y[-coordinates] = ...` counts from L in the original: not followed, named."""
+    model = global_keys_model()
+    g = model.graph
+    g.initializer.append(numpy_helper.from_array(np.array(-1, np.int64), "minus_one"))
+    scatter = next(n for n in g.node if n.op_type == "ScatterND")
+    g.node.insert(list(g.node).index(scatter), helper.make_node("Mul", ["local_at", "minus_one"], ["negated"]))
+    scatter.input[1] = "negated"
+    with tempfile.TemporaryDirectory(prefix="nz-static-bounded-") as work:
+        src, out = os.path.join(work, "in.onnx"), os.path.join(work, "out.onnx")
+        onnx.save(model, src)
+        done = subprocess.run([str(CLI), "optimize", "--static", src, out], capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert "ScatterND" in done.stderr and "not proven non-negative" in done.stderr, done.stderr

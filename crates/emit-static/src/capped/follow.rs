@@ -307,6 +307,9 @@ fn step(
             });
             Ok(vec![None])
         }
+        "ScatterND" if node.output.len() == 1 => {
+            super::writes::scatter_nd(view, node, reads, (axis, r))
+        }
         "Softmax" | "LogSoftmax" | "ReduceMax" | "ReduceMin" if node.output.len() == 1 => {
             super::mixing::step(view, node, op, reads, flow, (axis, r, &steps))
         }

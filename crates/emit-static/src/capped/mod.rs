@@ -21,6 +21,7 @@ mod ops;
 mod reach;
 mod shape_reads;
 mod write;
+mod writes;
 
 use super::scope::Scope;
 use super::StaticError;
@@ -198,12 +199,20 @@ pub(super) enum Source {
     Bounded(i64),
 }
 
-/// `name` read back through Casts.
+/// `name` read back through Casts, and Adds and Muls of a constant (a length's own steps).
 fn through_casts(view: &View, name: &str) -> Option<String> {
     let mut name = name.to_string();
-    for _ in 0..4 {
+    for _ in 0..8 {
         match view.producer(&name) {
             Some(n) if view.is_op(n, "Cast") => name = n.input.first()?.clone(),
+            Some(n) if (view.is_op(n, "Add") || view.is_op(n, "Mul")) && n.input.len() == 2 => {
+                let constant = |i: usize| view.const_ints(&n.input[i]).is_some();
+                name = match (constant(0), constant(1)) {
+                    (false, true) => n.input[0].clone(),
+                    (true, false) => n.input[1].clone(),
+                    _ => break,
+                };
+            }
             _ => break,
         }
     }
