@@ -272,6 +272,7 @@ fn step(
             same(axis)
         }
         "MatMul" => matmul(view, node, reads, flow),
+        "Einsum" if node.output.len() == 1 => super::einsum::einsum(node, reads, flow),
         "Conv" | "ConvTranspose" if only_first && axis == 0 => same(0),
         "Conv" | "ConvTranspose" if only_first && axis >= 2 => {
             let next = conv_step(view, node, op, axis - 2).ok_or("")?;

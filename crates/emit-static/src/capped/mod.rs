@@ -13,6 +13,7 @@
 //! output is the original's for the frames kept (computed as if the utterance ended there).
 
 mod bounded;
+mod einsum;
 mod follow;
 mod known;
 mod length;
