@@ -18,10 +18,17 @@ ROUTE = "/nonzero"
 APP = "nonzero"
 
 
+# Serve's own actors, which a shutdown kills after it returns.
+SERVE_ACTORS = ("ServeController", "ProxyActor", "ServeReplica:")
+
+
 @contextlib.contextmanager
 def serving(app):
     """Serve with the proxy on the head only, at a free port of 127.0.0.1, running `app` at ROUTE;
-    yields the port; Serve is shut down on exit."""
+    yields the port; Serve is shut down on exit, and its actors are gone before this returns:
+    `serve.shutdown()` kills the proxy after it returns, and a `serve.start` in the same cluster
+    before that got that dying proxy (ActorDiedError, "killed by ray.kill", seen on a loaded
+    2-core machine)."""
     from ray import serve
 
     port = cluster.free_port()
@@ -32,6 +39,9 @@ def serving(app):
         yield port
     finally:
         serve.shutdown()
+        deadline = time.time() + 60
+        while any(cluster.actors(name) for name in SERVE_ACTORS) and time.time() < deadline:
+            time.sleep(0.2)
 
 
 def inputs(count, n=1024):
