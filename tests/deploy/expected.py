@@ -1,6 +1,6 @@
 """What each judge is known to refuse or get wrong, per form and model (issue 38): these tests
 are xfail(strict=True), so that each flips to a failure the day it is fixed, and none passes
-silently (but the few whose effect depends on the host, HOST_DEPENDENT). Imports nothing."""
+silently (but the few whose effect varies from run to run, HOST_DEPENDENT). Imports nothing."""
 
 # Faults of the default (generic) form on QNN HTP, and the item of issue 38 that fixes each.
 HTP_DIV_MOD = ("QNN HTP computes integer arithmetic in fp16, exact only to 2048: the generic form's "
@@ -340,9 +340,10 @@ for _form in ("generic", "rknn"):
     FAULTS["rknn", _form, "handmade/mask_assign_8x320"] = RKNN_SCALAR_INPUT
 
 
-# Pinned faults whose visible effect depends on the host: LiteRT's SCATTER_ND writing out of
-# bounds (FB_CUMSUM) gave masked_any_dynamo18's generic form wrong values on CI's machine and
-# right ones on an AMD EPYC (2026-12-02). Their xfail is not strict: either outcome is reported.
+# Pinned faults whose visible effect varies from run to run: LiteRT's SCATTER_ND writing out of
+# bounds (FB_CUMSUM) gave masked_any_dynamo18's generic form wrong values on CI's machine, and
+# on one AMD EPYC host right values in three runs and wrong ones in the fourth, from the same
+# bytes (2026-12-02). Their xfail is not strict: either outcome is reported.
 HOST_DEPENDENT = {("litert", "generic", "torch_patterns/masked_any_dynamo18.onnx", "flatbuffer_direct")}
 
 
