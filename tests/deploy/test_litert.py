@@ -10,8 +10,8 @@
   after widening, and the row says so.
 
 Conversions are cached (litert.py). CI judges the generic and litert forms; deploy_all
-(NONZERO_DEPLOY_ALL=1) every form. Known faults are xfail(strict=True) (expected.py), but for the few whose effect varies from run to run
-(expected.HOST_DEPENDENT)."""
+(NONZERO_DEPLOY_ALL=1) every form. Known faults are xfail(strict=True) (expected.py), but for
+the few whose effect varies from run to run (expected.HOST_DEPENDENT)."""
 
 import functools
 
