@@ -104,6 +104,26 @@ def make_static(path, shapes, allow_dynamic=False, capacity=None, target=None):
     return done.returncode, done.stdout + done.stderr, written, parsed
 
 
+def run_static(model, *args):
+    """A ModelProto through `nonzero optimize --static *args`: (returncode, stdout+stderr, the
+    static ModelProto or None, the report dict or None)."""
+    with tempfile.TemporaryDirectory(prefix="nz-static-") as work:
+        src, out, report = (pathlib.Path(work) / name for name in ("in.onnx", "out.onnx", "report.json"))
+        onnx.save(model, str(src))
+        done = subprocess.run([str(CLI), "optimize", "--static", "--report-json", str(report), *args, str(src),
+                               str(out)], capture_output=True, text=True)
+        written = onnx.load(str(out)) if out.exists() else None
+        parsed = json.loads(report.read_text()) if report.exists() else None
+    return done.returncode, done.stdout + done.stderr, written, parsed
+
+
+def static_model(model, *args):
+    """(static ModelProto, report) of `run_static`, which must succeed."""
+    returncode, text, written, report = run_static(model, *args)
+    assert returncode == 0, text
+    return written, report
+
+
 def trimmed(outputs, names, count_outputs):
     """Static outputs by name, each padded one cut to its count along its padded axis; the
     `<name>_count` outputs dropped."""

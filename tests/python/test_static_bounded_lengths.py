@@ -6,19 +6,15 @@ it reaches reads the padding past L as false, and both selections become fixed-c
 like any other. No `--capacity` is given. The static model must equal the original exactly on
 ONNX Runtime, cut to its counts, with -1 past them."""
 
-import json
-import os
-import subprocess
-import tempfile
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import session
-from onnx_cases import CLI, assert_exact, unread_nodes
+from onnx_cases import assert_exact, unread_nodes
+from static_cases import run_static, static_model
 
 BATCH, SEQ = 3, 6
 
@@ -56,23 +52,12 @@ def global_indices_model(opset, extra=0):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=7)
 
 
-def make_static(model):
-    with tempfile.TemporaryDirectory(prefix="nz-static-bounded-") as work:
-        src, out, rep = (os.path.join(work, name) for name in ("in.onnx", "out.onnx", "report.json"))
-        onnx.save(model, src)
-        done = subprocess.run([str(CLI), "optimize", "--static", "--report-json", rep, src, out],
-                              capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        with open(rep) as f:
-            return onnx.load(out), json.load(f)
-
-
 @pytest.mark.parametrize("extra", [0, 2])
 @pytest.mark.parametrize("opset", [11, 17])
 def test_global_attention_indices_equal_the_originals_with_no_capacity_given(opset, extra):
     """`extra` 2: `arange(L + 2)`, a length one arithmetic step on from the bounded one."""
     model = global_indices_model(opset, extra)
-    static, report = make_static(model)
+    static, report = static_model(model)
     assert report["left_nodes"] == [] and not unread_nodes(static), report["left_nodes"]
     kinds = [r["kind"] for r in report["static"]["rewrites"]]
     assert "capped-length" in kinds, kinds
@@ -110,13 +95,7 @@ def test_a_capped_range_clamps_its_count_without_int64_max_before_opset_12():
     graph = helper.make_graph(nodes, "frames", [helper.make_tensor_value_info("lengths", TensorProto.INT64, [2])],
                               [helper.make_tensor_value_info("y", TensorProto.INT64, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=6)
-    with tempfile.TemporaryDirectory(prefix="nz-static-bounded-") as work:
-        src, out = os.path.join(work, "in.onnx"), os.path.join(work, "out.onnx")
-        onnx.save(model, src)
-        done = subprocess.run([str(CLI), "optimize", "--static", "--capacity", "y=4", src, out],
-                              capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        static = onnx.load(out)
+    static, _ = static_model(model, "--capacity", "y=4")
     assert not {"Max", "Min"} & {n.op_type for n in static.graph.node}
     original, made = session(model, library=False), session(static, library=False)
     for lengths in ([0, 0], [3, 1], [4, 2], [2, 9], [-5, -1]):
@@ -163,7 +142,7 @@ def slot_scores_model(opset):
 @pytest.mark.parametrize("opset", [11, 17])
 def test_softmax_and_max_along_the_slots_read_the_padding_as_the_lowest(opset):
     model = slot_scores_model(opset)
-    static, report = make_static(model)
+    static, report = static_model(model)
     assert report["left_nodes"] == [] and not unread_nodes(static), report["left_nodes"]
     names = [o.name for o in static.graph.output]
     assert names == ["probs", "log_probs", "top", "bottom", "log_probs_count", "probs_count"], names
@@ -203,7 +182,7 @@ def test_a_matmul_summing_over_the_slots_reads_both_paddings_as_zero():
                    helper.make_node("MatMul", ["probs", "values"], ["attended"]),
                    helper.make_node("MatMul", ["scores", "values"], ["raw"])])
     g.output.extend([helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in ("attended", "raw")])
-    static, report = make_static(model)
+    static, report = static_model(model)
     assert report["left_nodes"] == [] and not unread_nodes(static), report["left_nodes"]
     names = [o.name for o in static.graph.output]
     assert {"attended", "raw"} <= set(names) and not {"attended_count", "raw_count"} & set(names), names
@@ -252,7 +231,7 @@ def global_keys_model():
 
 def test_global_keys_written_into_the_slots_equal_the_originals():
     model = global_keys_model()
-    static, report = make_static(model)
+    static, report = static_model(model)
     assert report["left_nodes"] == [] and not unread_nodes(static), report["left_nodes"]
     names = [o.name for o in static.graph.output]
     assert names == ["y", "y_count"], names
@@ -278,12 +257,9 @@ def test_a_write_at_indices_not_proven_non_negative_is_refused():
     scatter = next(n for n in g.node if n.op_type == "ScatterND")
     g.node.insert(list(g.node).index(scatter), helper.make_node("Mul", ["local_at", "minus_one"], ["negated"]))
     scatter.input[1] = "negated"
-    with tempfile.TemporaryDirectory(prefix="nz-static-bounded-") as work:
-        src, out = os.path.join(work, "in.onnx"), os.path.join(work, "out.onnx")
-        onnx.save(model, src)
-        done = subprocess.run([str(CLI), "optimize", "--static", src, out], capture_output=True, text=True)
-    assert done.returncode == 1, done.stderr
-    assert "ScatterND" in done.stderr and "not proven non-negative" in done.stderr, done.stderr
+    returncode, text, written, _ = run_static(model)
+    assert returncode == 1 and written is None, text
+    assert "ScatterND" in text and "not proven non-negative" in text, text
 
 
 def test_einsums_over_the_slots_keep_or_sum_the_padded_letter():
@@ -300,7 +276,7 @@ def test_einsums_over_the_slots_keep_or_sum_the_padded_letter():
                    helper.make_node("Einsum", ["scores", "u"], ["kept"], equation="bl,d->bld")])
     del g.output[:]
     g.output.extend([helper.make_tensor_value_info(name, TensorProto.FLOAT, None) for name in ("summed", "kept")])
-    static, report = make_static(model)
+    static, report = static_model(model)
     assert report["left_nodes"] == [] and not unread_nodes(static), report["left_nodes"]
     names = [o.name for o in static.graph.output]
     assert names == ["summed", "kept", "kept_count"], names

@@ -9,18 +9,14 @@ part squeezed, as TorchScript writes it) and a 1-D split of ones (each part keep
 then a Squeeze). The static model must equal the original exactly on ONNX Runtime, cut to its
 counts, with +0 past them."""
 
-import json
-import os
-import subprocess
-import tempfile
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import session
-from onnx_cases import CLI, assert_exact, unread_nodes
+from onnx_cases import assert_exact, unread_nodes
+from static_cases import run_static, static_model
 
 ROWS, COLS, DEPTH = 4, 5, 3
 
@@ -79,21 +75,10 @@ def unbind_model(split):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
-def make_static(model):
-    with tempfile.TemporaryDirectory(prefix="nz-static-unbind-") as work:
-        src, out, rep = (os.path.join(work, name) for name in ("in.onnx", "out.onnx", "report.json"))
-        onnx.save(model, src)
-        done = subprocess.run([str(CLI), "optimize", "--static", "--report-json", rep, src, out],
-                              capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        with open(rep) as f:
-            return onnx.load(out), json.load(f)
-
-
 @pytest.mark.parametrize("split", ["scalar", "ones"])
 def test_unbound_coordinates_read_and_written_equal_the_originals(split):
     model = unbind_model(split)
-    static, report = make_static(model)
+    static, report = static_model(model)
     assert report["left_nodes"] == [] and not unread_nodes(static), report["left_nodes"]
     ops = {n.op_type for n in static.graph.node}
     assert not ops & {"NonZero", "SplitToSequence", "SequenceAt"}, ops

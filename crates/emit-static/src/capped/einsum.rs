@@ -69,16 +69,8 @@ pub(super) fn einsum(
         })]);
     }
     for (slot, axis, rank) in padded {
-        flow.masked.push(Masked {
-            op: "Einsum".into(),
-            output: node.output[0].clone(),
-            input: node.input[slot].clone(),
-            slot,
-            axis,
-            rank,
-            steps: steps.clone(),
-            fill: Fill::Zero,
-        });
+        flow.masked
+            .push(Masked::of(node, slot, (axis, rank, &steps), Fill::Zero));
     }
     Ok(vec![None])
 }

@@ -276,16 +276,8 @@ fn step(
         "Conv" | "ConvTranspose" if only_first && axis == 0 => same(0),
         "Conv" | "ConvTranspose" if only_first && axis >= 2 => {
             let next = conv_step(view, node, op, axis - 2).ok_or("")?;
-            flow.masked.push(Masked {
-                op: op.to_string(),
-                output: node.output[0].clone(),
-                input: node.input[0].clone(),
-                slot: 0,
-                axis,
-                rank: r,
-                steps: steps.clone(),
-                fill: Fill::Zero,
-            });
+            flow.masked
+                .push(Masked::of(node, 0, (axis, r, &steps), Fill::Zero));
             out(Reach::Frames {
                 axis,
                 rank: r,
@@ -296,16 +288,8 @@ fn step(
         // original's (every real position keeps its place in row-major order), and hold no
         // padding (their length is the count of the selection, compacted in its turn).
         "NonZero" if node.input.len() == 1 => {
-            flow.masked.push(Masked {
-                op: op.to_string(),
-                output: node.output[0].clone(),
-                input: node.input[0].clone(),
-                slot: 0,
-                axis,
-                rank: r,
-                steps: steps.clone(),
-                fill: Fill::Zero,
-            });
+            flow.masked
+                .push(Masked::of(node, 0, (axis, r, &steps), Fill::Zero));
             Ok(vec![None])
         }
         "ScatterND" if node.output.len() == 1 => {

@@ -81,20 +81,13 @@ pub(super) fn step(
         .and_then(|i| i.rank())
         .ok_or("")?;
     if mixes {
-        flow.masked.push(Masked {
-            op: op.to_string(),
-            output: node.output[0].clone(),
-            input: node.input[0].clone(),
-            slot: 0,
-            axis,
-            rank,
-            steps: steps.clone(),
-            fill: if op == "ReduceMin" {
-                Fill::Highest
-            } else {
-                Fill::Lowest
-            },
-        });
+        let fill = if op == "ReduceMin" {
+            Fill::Highest
+        } else {
+            Fill::Lowest
+        };
+        flow.masked
+            .push(Masked::of(node, 0, (axis, rank, steps), fill));
     }
     Ok(vec![out_axis.map(|axis| Reach::Frames {
         axis,

@@ -140,16 +140,8 @@ pub(super) fn matmul(
     let out_rank = rank(view, &node.output[0]).ok_or("")?;
     if let Some(sum) = summed(reads)? {
         for (slot, (axis, r)) in sum.axes.into_iter().enumerate() {
-            flow.masked.push(Masked {
-                op: "MatMul".into(),
-                output: node.output[0].clone(),
-                input: node.input[slot].clone(),
-                slot,
-                axis,
-                rank: r,
-                steps: sum.steps.clone(),
-                fill: Fill::Zero,
-            });
+            flow.masked
+                .push(Masked::of(node, slot, (axis, r, &sum.steps), Fill::Zero));
         }
         return Ok(vec![None]);
     }

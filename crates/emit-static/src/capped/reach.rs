@@ -2,6 +2,7 @@
 //! reached, and the flow's record of masked readers, padded outputs and padded tensors.
 
 use super::length::Steps;
+use nonzero_proto::onnx::NodeProto;
 
 /// What a tensor computed from the frames holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +35,27 @@ pub struct Masked {
     pub rank: usize,
     pub steps: Steps,
     pub fill: Fill,
+}
+
+impl Masked {
+    /// `node`'s input `slot`, padded along `axis` of rank `rank` by `steps`, masked to `fill`.
+    pub fn of(
+        node: &NodeProto,
+        slot: usize,
+        (axis, rank, steps): (usize, usize, &Steps),
+        fill: Fill,
+    ) -> Masked {
+        Masked {
+            op: node.op_type.clone().unwrap_or_default(),
+            output: node.output[0].clone(),
+            input: node.input[slot].clone(),
+            slot,
+            axis,
+            rank,
+            steps: steps.clone(),
+            fill,
+        }
+    }
 }
 
 /// What a masked reader reads in the padding.
