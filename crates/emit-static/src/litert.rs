@@ -39,7 +39,8 @@ pub fn splits_as_slices(graph: &mut GraphProto, scope: &Scope) -> usize {
         let node = &graph.node[at];
         let is_split = node.op_type.as_deref() == Some("Split")
             && crate::graph::is_onnx_op(node, "Split")
-            && node.input.first().is_some_and(|i| !i.is_empty());
+            && node.input.first().is_some_and(|i| !i.is_empty())
+            && !node.output.is_empty();
         let dims: Option<Vec<i64>> = is_split
             .then(|| {
                 shapes
