@@ -296,3 +296,71 @@ def test_einsums_over_the_slots_keep_or_sum_the_padded_letter():
         assert count == want_kept.shape[1]
         assert_exact(got["kept"][:, :count], want_kept, f"kept, mask {mask.astype(int)}")
         assert (got["kept"][:, count:] == 0).all(), got["kept"]
+
+
+def joined_scores_model():
+    """Longformer's attention scores: the global slots' scores joined with the window's along
+    one axis, `probs = softmax(cat((scores, window), -1))`, then cut apart again at the length as
+    transformers does: `probs.narrow(-1, 0, L)` and `probs.narrow(-1, L, probs.size(-1) - L)`.
+    The padding is then a middle segment of the joined axis, between the slots and the window."""
+    model = slot_scores_model(17)
+    g = model.graph
+    # Without the max and min over the slots (ONNX Runtime 1.17.3 refuses them over nothing).
+    kept = [n for n in g.node if n.op_type not in ("ReduceMax", "ReduceMin") or n.input[0] != "scores"]
+    del g.node[:]
+    g.node.extend(kept)
+    g.input.append(helper.make_tensor_value_info("window", TensorProto.FLOAT, [BATCH, 3]))
+    g.initializer.extend([numpy_helper.from_array(np.array([0], np.int64), "start0"),
+                          numpy_helper.from_array(np.array([-1], np.int64), "last"),
+                          numpy_helper.from_array(np.array([2 ** 63 - 1], np.int64), "to_end")])
+    g.node.extend([
+        helper.make_node("Concat", ["scores", "window"], ["joined"], axis=-1),
+        helper.make_node("Softmax", ["joined"], ["joined_probs"], axis=-1),
+        helper.make_node("Unsqueeze", ["most", "axis0"], ["most_1d"]),
+        helper.make_node("Slice", ["joined_probs", "start0", "most_1d", "last"], ["global_probs"]),
+        helper.make_node("Shape", ["joined_probs"], ["joined_shape"]),
+        helper.make_node("Slice", ["joined_shape", "last", "to_end"], ["joined_size_1d"]),
+        helper.make_node("Squeeze", ["joined_size_1d", "axis0"], ["joined_size"]),
+        helper.make_node("Sub", ["joined_size", "most"], ["window_size"]),
+        helper.make_node("Add", ["most", "window_size"], ["window_end"]),
+        helper.make_node("Unsqueeze", ["window_end", "axis0"], ["window_end_1d"]),
+        helper.make_node("Slice", ["joined_probs", "most_1d", "window_end_1d", "last"], ["window_probs"]),
+        helper.make_node("Slice", ["joined_probs", "most_1d", "to_end", "last"], ["window_rest"]),
+    ])
+    del g.output[:]
+    g.output.extend([helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
+                     for name in ("global_probs", "window_probs", "window_rest")])
+    return model
+
+
+def test_slots_joined_with_the_window_are_softmaxed_and_cut_apart_as_the_original():
+    """The joined axis's middle segment (the slots past L) is read as the lowest value by the
+    softmax; the cut at L gives the slots (padded, with their count) and the window (fixed, no
+    count). Unmasked, the padded slots' scores would take a share of every softmax (tens of
+    percent here). The softmax sums over the capacity's longer axis: the padding adds exact
+    zeros, but ONNX Runtime's vectorised sum groups the terms otherwise, so the last bit may
+    differ (one ulp seen): 1e-6 relative, shapes, counts and the padding exact."""
+    model = joined_scores_model()
+    static, report = static_model(model)
+    assert report["left_nodes"] == [] and not unread_nodes(static), report["left_nodes"]
+    names = [o.name for o in static.graph.output]
+    assert names == ["global_probs", "window_probs", "window_rest", "global_probs_count"], names
+    shapes = {o.name: [d.dim_value for d in o.type.tensor_type.shape.dim] for o in static.graph.output}
+    assert shapes["window_probs"] == [BATCH, 3] and shapes["global_probs"] == [BATCH, SEQ], shapes
+    original, made = session(model, library=False), session(static, library=False)
+    rng = np.random.default_rng(13)
+    masks = [np.zeros((BATCH, SEQ), bool), np.ones((BATCH, SEQ), bool)]
+    masks += [rng.random((BATCH, SEQ)) < p for p in (0.2, 0.5) for _ in range(4)]
+    for mask in masks:
+        feeds = {"m": mask, "x": rng.standard_normal((BATCH, 1)).astype(np.float32),
+                 "window": rng.standard_normal((BATCH, 3)).astype(np.float32)}
+        want = dict(zip(["global_probs", "window_probs", "window_rest"], original.run(None, feeds)))
+        got = dict(zip(names, made.run(None, feeds)))
+        count = int(got["global_probs_count"])
+        assert count == mask.sum(1).max()
+        assert (got["global_probs"][:, count:] == 0).all(), got["global_probs"]
+        got["global_probs"] = got["global_probs"][:, :count]
+        for name in ("global_probs", "window_probs", "window_rest"):
+            assert got[name].shape == want[name].shape and got[name].dtype == want[name].dtype, name
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=0,
+                                       err_msg=f"{name}, mask {mask.astype(int)}")

@@ -6,7 +6,7 @@
 //! count). Anything else refuses, naming the node.
 
 use super::known::{axis_in, ints, other_sizes};
-use super::length::Steps;
+use super::length::{Step, Steps};
 use super::ops::{broadcast, conv_step, expanded, matmul, reshape};
 use super::shape_reads::{constant_is, shape_step};
 use crate::graph::{attr, describe, int_attr, ints_attr};
@@ -19,7 +19,7 @@ pub use super::reach::{Fill, Flow, Masked, Output, Reach};
 
 /// Ops of one input whose output element reads only the same input element (and random
 /// generators of its shape).
-fn elementwise_unary(op: &str) -> bool {
+pub(super) fn elementwise_unary(op: &str) -> bool {
     UNARY.contains(&op)
         || matches!(
             op,
@@ -61,13 +61,28 @@ pub fn follow(view: &View, start: &str, is_length: bool) -> Result<Flow, String>
             .map_err(|why| format!("{} {why}", describe(node)))?;
         for (name, r) in node.output.iter().zip(outputs) {
             if let Some(r) = r {
-                if let Reach::Frames { axis, steps, .. } = &r {
-                    flow.padded.push((
-                        name.clone(),
-                        other_sizes(view, name, *axis),
-                        *axis,
-                        steps.clone(),
-                    ));
+                // Each padded tensor's whole length along its axis (a joined one's tail too).
+                let whole = match &r {
+                    Reach::Frames { axis, steps, .. } => Some((*axis, steps.clone())),
+                    Reach::Joined {
+                        axis, steps, tail, ..
+                    } => {
+                        let step = Step::Affine {
+                            scale: 1,
+                            offset: *tail,
+                        };
+                        Some((
+                            *axis,
+                            steps.then(step).ok_or_else(|| {
+                                format!("{} joins an axis too long", describe(node))
+                            })?,
+                        ))
+                    }
+                    _ => None,
+                };
+                if let Some((axis, steps)) = whole {
+                    flow.padded
+                        .push((name.clone(), other_sizes(view, name, axis), axis, steps));
                 }
                 reach.insert(name.clone(), r);
             }
@@ -86,12 +101,17 @@ pub fn follow(view: &View, start: &str, is_length: bool) -> Result<Flow, String>
                 rank: *rank,
                 steps: steps.clone(),
             }),
+            Some(Reach::Exact { .. }) | None => {}
+            Some(Reach::Joined { .. }) => {
+                return Err(format!(
+                    "the graph output '{name}' holds frames joined with other positions, their padding between them (not padding-safe)"
+                ))
+            }
             Some(_) => {
                 return Err(format!(
                     "the graph output '{name}' holds the padded length, which stands for the count only inside the graph"
                 ))
             }
-            None => {}
         }
     }
     flow.outputs.sort_by(|a, b| a.name.cmp(&b.name));
@@ -136,6 +156,19 @@ fn step(
                 steps: steps.clone(),
             });
         }
+    }
+    if reads
+        .iter()
+        .any(|r| matches!(r, Some(Reach::Joined { .. })))
+    {
+        return super::joined::step(view, node, op, reads, flow).or_else(unknown);
+    }
+    // A value the length does not change: whatever reads it computes what the original does.
+    if reads
+        .iter()
+        .all(|r| matches!(r, None | Some(Reach::Exact { .. })))
+    {
+        return Ok(node.output.iter().map(|_| None).collect());
     }
     // The capacity standing for the count: it may only size tensors padded alike.
     let sized_by = reads.iter().enumerate().find_map(|(slot, r)| match r {
@@ -249,9 +282,12 @@ fn step(
         "Concat" => {
             let along =
                 axis_in(int_attr(node, "axis").map_err(|_| "")?.unwrap_or(0), r).ok_or("")?;
+            if along == axis {
+                return super::joined::concat(view, node, reads, (axis, r, &steps), 0);
+            }
             let alike = reads.iter().all(|x| frames(*x) == Some((axis, r, &steps)));
-            if along == axis || !alike {
-                return refuse("a Concat along the padded axis, or of tensors not padded alike");
+            if !alike {
+                return refuse("a Concat of tensors not padded alike");
             }
             same(axis)
         }
@@ -296,25 +332,9 @@ fn step(
             super::writes::scatter_nd(view, node, reads, (axis, r))
         }
         "Softmax" | "LogSoftmax" | "ReduceMax" | "ReduceMin" if node.output.len() == 1 => {
-            super::mixing::step(view, node, op, reads, flow, (axis, r, &steps))
+            super::mixing::step(view, node, op, reads, flow, (axis, r, &steps), 0)
         }
-        "Shape" if only_first => {
-            // Shape's start and end: negative from the rank, clamped to [0, rank].
-            let bound = |name: &str, default: i64| -> Result<usize, String> {
-                let v = int_attr(node, name).map_err(|_| "")?.unwrap_or(default);
-                let v = if v < 0 { v.saturating_add(r as i64) } else { v };
-                Ok(v.clamp(0, r as i64) as usize)
-            };
-            let (start, end) = (bound("start", 0)?, bound("end", r as i64)?);
-            if (start..end).contains(&axis) {
-                out(Reach::ShapeOf {
-                    entry: axis - start,
-                    steps,
-                })
-            } else {
-                Ok(vec![None])
-            }
-        }
+        "Shape" if only_first => super::shape_reads::shape(node, r, axis, steps),
         "Expand" if only_first => broadcast(view, node, reads),
         _ => refuse("not an op the padding may pass"),
     }

@@ -20,6 +20,7 @@ pub(super) fn step(
     reads: &[Option<&Reach>],
     flow: &mut Flow,
     (axis, rank, steps): (usize, usize, &Steps),
+    tail: i64,
 ) -> Result<Vec<Option<Reach>>, String> {
     if reads.iter().skip(1).any(Option::is_some) {
         return refuse("a reduction whose axes are read from the padded length");
@@ -48,11 +49,7 @@ pub(super) fn step(
                 != 0;
             let given = view.axes(node, "axes", 1).unwrap_or_default();
             if given.is_empty() && no_op {
-                return Ok(vec![Some(Reach::Frames {
-                    axis,
-                    rank,
-                    steps: steps.clone(),
-                })]);
+                return Ok(vec![Some(Reach::padded(axis, rank, steps.clone(), tail))]);
             }
             if given.is_empty() && node.input.get(1).is_some_and(|a| !a.is_empty()) {
                 return refuse("a reduction whose axes are not constant");
@@ -87,11 +84,9 @@ pub(super) fn step(
             Fill::Lowest
         };
         flow.masked
-            .push(Masked::of(node, 0, (axis, rank, steps), fill));
+            .push(Masked::of(node, 0, (axis, rank, steps), fill).with_tail(tail));
     }
-    Ok(vec![out_axis.map(|axis| Reach::Frames {
-        axis,
-        rank: out_rank,
-        steps: steps.clone(),
+    Ok(vec![out_axis.map(|axis| {
+        Reach::padded(axis, out_rank, steps.clone(), tail)
     })])
 }

@@ -15,6 +15,7 @@
 mod bounded;
 mod einsum;
 mod follow;
+mod joined;
 mod known;
 mod length;
 mod mixing;

@@ -14,10 +14,39 @@ pub enum Reach {
         rank: usize,
         steps: Steps,
     },
+    /// Frames joined with `tail` real positions after them along `axis` (a Concat of the frames
+    /// and tensors of fixed sizes there: Longformer's global slots' scores before the window's).
+    /// The padding is the middle segment: positions from the length to the capacity's length.
+    Joined {
+        axis: usize,
+        rank: usize,
+        steps: Steps,
+        tail: i64,
+    },
     /// A shape vector (a Shape of such a tensor), the padded length at `entry`.
     ShapeOf { entry: usize, steps: Steps },
     /// The padded length as a scalar.
     Length { steps: Steps },
+    /// A scalar computed from the length whose value does not depend on it: the difference of
+    /// two lengths that differ by a constant (`(L + W) - L`, a joined axis's size less its
+    /// frames'). It holds the same value in the original and at the capacity.
+    Exact { value: i64 },
+}
+
+impl Reach {
+    /// Padded along `axis` of rank `rank`, with `tail` real positions after the padding.
+    pub fn padded(axis: usize, rank: usize, steps: Steps, tail: i64) -> Reach {
+        if tail == 0 {
+            Reach::Frames { axis, rank, steps }
+        } else {
+            Reach::Joined {
+                axis,
+                rank,
+                steps,
+                tail,
+            }
+        }
+    }
 }
 
 /// A reader that mixes along the padded axis: its input's padding is masked to `fill` first
@@ -34,6 +63,8 @@ pub struct Masked {
     pub axis: usize,
     pub rank: usize,
     pub steps: Steps,
+    /// Real positions after the padding along `axis` (a [`Reach::Joined`] input), else 0.
+    pub tail: i64,
     pub fill: Fill,
 }
 
@@ -53,8 +84,14 @@ impl Masked {
             axis,
             rank,
             steps: steps.clone(),
+            tail: 0,
             fill,
         }
+    }
+
+    /// The same reader, its input's padding followed by `tail` real positions.
+    pub fn with_tail(self, tail: i64) -> Masked {
+        Masked { tail, ..self }
     }
 }
 

@@ -3,7 +3,8 @@
 
 use super::follow::{arg, refuse, Reach};
 use super::known::{axis_in, ints, rank, size};
-use super::length::Step;
+use super::length::{Step, Steps};
+use crate::graph::int_attr;
 use crate::trace::View;
 use nonzero_proto::onnx::NodeProto;
 
@@ -24,9 +25,12 @@ pub(super) fn shape_step(
     let Some(first) = first else {
         return Ok(None);
     };
+    if let Some(r) = length_arithmetic(view, node, op, reads)? {
+        return Ok(Some(Some(r)));
+    }
     let steps = match first {
         Reach::ShapeOf { steps, .. } | Reach::Length { steps } => steps.clone(),
-        Reach::Frames { .. } => return Ok(None),
+        Reach::Frames { .. } | Reach::Joined { .. } | Reach::Exact { .. } => return Ok(None),
     };
     let len = |name: &str| size(view, name, 0);
     Ok(Some(match (op, first) {
@@ -120,6 +124,79 @@ pub(super) fn shape_step(
         }
         _ => return Ok(None),
     }))
+}
+
+/// Two lengths' difference, and a length plus such a difference: `Sub(L + c, L)` is `c` in the
+/// original and at the capacity alike ([`Reach::Exact`]); `L + c` for `c >= 0` is a length by
+/// one more step (Longformer's `L + (size - L)`, the joined axis's end). `Ok(None)`: neither.
+fn length_arithmetic(
+    view: &View,
+    node: &NodeProto,
+    op: &str,
+    reads: &[Option<&Reach>],
+) -> Result<Option<Reach>, String> {
+    let (Some(Some(a)), Some(Some(b)), 2) = (reads.first(), reads.get(1), node.input.len()) else {
+        return Ok(None);
+    };
+    let scalar = |slot: usize| rank(view, &node.input[slot]).is_some_and(|r| r == 0);
+    match (op, a, b) {
+        ("Sub", Reach::Length { steps: a }, Reach::Length { steps: b })
+            if scalar(0) && scalar(1) =>
+        {
+            // a = b + d for one constant d: its value at any length (one past every clamp).
+            let at = 1 << 40;
+            let d = a
+                .eval(at)
+                .zip(b.eval(at))
+                .and_then(|(x, y)| x.checked_sub(y))
+                .ok_or("")?;
+            let same = b.then(Step::Affine {
+                scale: 1,
+                offset: d,
+            });
+            if same.as_ref() != Some(a) {
+                return refuse("a difference of two lengths that depends on the length");
+            }
+            Ok(Some(Reach::Exact { value: d }))
+        }
+        ("Add", Reach::Length { steps }, Reach::Exact { value })
+        | ("Add", Reach::Exact { value }, Reach::Length { steps })
+            if *value >= 0 =>
+        {
+            let step = Step::Affine {
+                scale: 1,
+                offset: *value,
+            };
+            Ok(Some(Reach::Length {
+                steps: steps.then(step).ok_or("")?,
+            }))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// What `Shape` of a tensor padded along `axis` of rank `rank` makes: the padded length, after
+/// `steps`, at its entry (Shape's start and end: negative from the rank, clamped to [0, rank]).
+pub(super) fn shape(
+    node: &NodeProto,
+    rank: usize,
+    axis: usize,
+    steps: Steps,
+) -> Result<Vec<Option<Reach>>, String> {
+    let bound = |name: &str, default: i64| -> Result<usize, String> {
+        let v = int_attr(node, name).map_err(|_| "")?.unwrap_or(default);
+        let v = if v < 0 {
+            v.saturating_add(rank as i64)
+        } else {
+            v
+        };
+        Ok(v.clamp(0, rank as i64) as usize)
+    };
+    let (start, end) = (bound("start", 0)?, bound("end", rank as i64)?);
+    Ok(vec![(start..end).contains(&axis).then(|| Reach::ShapeOf {
+        entry: axis - start,
+        steps,
+    })])
 }
 
 /// True for a one-element constant equal to `value` (integer or float).

@@ -91,7 +91,8 @@ pub(super) fn emit(
                     scope,
                     &format!("{}/frames", describe(&graph.node[conv])),
                 );
-                let padding = padding_mask(&mut e, length, m.axis, m.rank, &counts[&m.steps]);
+                let padding =
+                    padding_mask(&mut e, length, m.tail, m.axis, m.rank, &counts[&m.steps]);
                 let fill = match m.fill {
                     Fill::Zero => e.zero(elem_type),
                     Fill::Lowest => e.extreme(elem_type, true),
@@ -144,7 +145,7 @@ pub(super) fn emit(
         } else {
             (unpadded, counts[&out.steps].clone())
         };
-        let padding = padding_mask(&mut e, length, out.axis, out.rank, &count);
+        let padding = padding_mask(&mut e, length, 0, out.axis, out.rank, &count);
         let fill = if elem_type == DataType::Int64 as i32 {
             Some(e.scalar(-1))
         } else {
@@ -215,14 +216,29 @@ fn clamp(e: &mut Emitter, limit: &str, capacity: i64) -> String {
     e.where_(&above, &cap, &at_least_zero)
 }
 
-/// bool, true past `count` along `axis` of a rank-`rank` tensor of `length` there (sized to
-/// broadcast against it).
-fn padding_mask(e: &mut Emitter, length: i64, axis: usize, rank: usize, count: &str) -> String {
-    let mut dims = vec![length];
+/// bool, true past `count` along `axis` of a rank-`rank` tensor of `length` there, then `tail`
+/// real positions (a joined axis: the padding is `[count, length)`), sized to broadcast
+/// against it.
+fn padding_mask(
+    e: &mut Emitter,
+    length: i64,
+    tail: i64,
+    axis: usize,
+    rank: usize,
+    count: &str,
+) -> String {
+    let whole = length + tail;
+    let mut dims = vec![whole];
     dims.extend(std::iter::repeat_n(1, rank.saturating_sub(axis + 1)));
     // A Range, not a constant of `length` positions: a capacity may be long.
-    let positions = e.range(length);
+    let positions = e.range(whole);
     let positions = e.reshape(&positions, &dims);
     let valid = e.binary("Less", &positions, count);
-    e.op("Not", &[&valid], vec![])
+    let past = e.op("Not", &[&valid], vec![]);
+    if tail == 0 {
+        return past;
+    }
+    let end = e.scalar(length);
+    let before_tail = e.binary("Less", &positions, &end);
+    e.binary("And", &past, &before_tail)
 }

@@ -156,3 +156,58 @@ fn if_outputs_what_both_branches_agree_on() {
         );
     }
 }
+
+/// `zeros(B, L, 4)` and a view `[L, 2, -1]` with `L` a value computed at run time (Longformer's
+/// global slots): the shapes' other entries are known, only `L`'s axis is fresh. A Slice of
+/// `[:, :L]` keeps the other axes too. Before, each whole output was fresh.
+#[test]
+fn a_shape_with_one_value_in_it_keeps_its_other_entries() {
+    use nonzero_rewrite_analysis::infer::{BodyInputs, ShapeTable};
+    let g = graph(
+        vec![
+            node("ReduceMax", &["n"], &["most"], vec![int("keepdims", 1)]),
+            node(
+                "Concat",
+                &["two", "most", "four"],
+                &["zeros_shape"],
+                vec![int("axis", 0)],
+            ),
+            node("ConstantOfShape", &["zeros_shape"], &["zeros"], vec![]),
+            node(
+                "Concat",
+                &["most", "two", "minus_one"],
+                &["view"],
+                vec![int("axis", 0)],
+            ),
+            node("Reshape", &["x", "view"], &["viewed"], vec![]),
+            node("Slice", &["zeros", "zero", "most", "one"], &["cut"], vec![]),
+        ],
+        vec![
+            value("n", DataType::Int64, Some(&["3"])),
+            value("x", DataType::Float, Some(&["6", "4"])),
+        ],
+        &["zeros", "viewed", "cut"],
+        vec![
+            int64s("two", &[2]),
+            int64s("four", &[4]),
+            int64s("minus_one", &[-1]),
+            int64s("zero", &[0]),
+            int64s("one", &[1]),
+        ],
+    );
+    let index = nonzero_rewrite_graph::graph::GraphIndex::new(&g);
+    let shapes = ShapeTable::for_graph(
+        &g,
+        &index,
+        Some(&ShapeTable::scope(Some(17))),
+        &BodyInputs::Declared,
+    );
+    let sizes = |name: &str| -> Vec<Option<i64>> {
+        let dims = shapes.info(name).and_then(|i| i.dims.clone()).expect(name);
+        dims.iter().map(|d| d.as_static()).collect()
+    };
+    assert_eq!(sizes("zeros"), [Some(2), None, Some(4)]);
+    // The -1 takes what an unknown entry leaves: unknown too.
+    assert_eq!(sizes("viewed"), [None, Some(2), None]);
+    assert_eq!(sizes("cut"), [Some(2), None, Some(4)]);
+}

@@ -151,3 +151,91 @@ fn a_softmax_along_the_slots_is_masked_and_a_sum_along_them_is_refused() {
     let range = report.left.iter().find(|l| l.op == "Range").expect("named");
     assert!(range.detail.contains("ReduceSum"), "{}", range.detail);
 }
+
+/// `softmax(cat((local, window), -1))`, then `reader` on the joined scores `p`: the slots'
+/// padding is the joined axis's middle segment, masked before the softmax.
+fn joined(reader: Vec<NodeProto>, frames_first: bool) -> Vec<u8> {
+    let parts: &[&str] = if frames_first {
+        &["local_f", "window"]
+    } else {
+        &["window", "local_f"]
+    };
+    let mut tail = vec![
+        node("Cast", &["local"], &["local_f"], vec![int("to", 1)]),
+        node("Concat", parts, &["joined"], vec![int("axis", -1)]),
+        node("Softmax", &["joined"], &["p"], vec![int("axis", -1)]),
+        node("Unsqueeze", &["most", "zero_1d"], &["most_1d"], vec![]),
+    ];
+    tail.extend(reader);
+    let mut g = graph_of(global_indices(DataType::Bool, tail));
+    g.input
+        .push(value("window", DataType::Float, Some(&["3", "2"])));
+    g.initializer
+        .extend([int64s("zero_1d", &[0]), int64s("last", &[-1])]);
+    model(g, 17)
+}
+
+fn graph_of(bytes: Vec<u8>) -> GraphProto {
+    ModelProto::decode(bytes.as_slice())
+        .expect("a model")
+        .graph
+        .expect("a graph")
+}
+
+#[test]
+fn slots_joined_with_fixed_scores_are_masked_in_the_middle_and_cut_at_the_length() {
+    // `p[:, :L]`: the slots alone, padded as before the join; fully static.
+    let slots = vec![node(
+        "Slice",
+        &["p", "zero_1d", "most_1d", "last"],
+        &["y"],
+        vec![],
+    )];
+    let (_, report) = optimize_with(&joined(slots, true), &static_options(&[])).expect("static");
+    assert!(report.left.is_empty(), "{:?}", report.left);
+    let lines = &report.static_mode.as_ref().unwrap().rewrites;
+    assert!(
+        lines.iter().any(|(kind, line)| kind == "capped-length"
+            && line.contains("1 Softmax along it reads the padding masked")
+            && line.contains("'y' padded to 6 with 'y_count'")),
+        "{lines:?}"
+    );
+    let mut options = static_options(&[]);
+    options.allow_dynamic = true;
+    // The frames after a fixed part, or a Slice past the frames into the tail: refused by name.
+    let refusals = [
+        (
+            joined(vec![node("Identity", &["p"], &["y"], vec![])], false),
+            "with the frames not first",
+        ),
+        (
+            joined(
+                vec![node(
+                    "Slice",
+                    &["p", "zero_1d", "last", "last"],
+                    &["y"],
+                    vec![],
+                )],
+                true,
+            ),
+            "a Slice of the joined axis other than its frames or its tail",
+        ),
+        (
+            joined(
+                vec![node(
+                    "ReduceSum",
+                    &["p", "last"],
+                    &["y"],
+                    vec![int("keepdims", 0)],
+                )],
+                true,
+            ),
+            "not an op a joined axis may pass",
+        ),
+    ];
+    for (bytes, why) in refusals {
+        let (_, report) = optimize_with(&bytes, &options).expect("written");
+        let range = report.left.iter().find(|l| l.op == "Range").expect("named");
+        assert!(range.detail.contains(why), "{why}: {}", range.detail);
+    }
+}

@@ -41,6 +41,34 @@ impl Ctx<'_> {
         self.table.values(name).map(<[Dim]>::to_vec)
     }
 
+    /// The entries of the 1-D input `slot` that are proven, one `None` per entry that is not:
+    /// all of its values where known, else those of the Concat that made it, part by part (a
+    /// shape put together from sizes and one value computed at run time). `None` where not
+    /// even its length is known.
+    pub fn entries(&self, slot: usize) -> Option<Vec<Option<Dim>>> {
+        if let Some(v) = self.values(slot) {
+            return Some(v.into_iter().map(Some).collect());
+        }
+        let name = self.node.input.get(slot).filter(|n| !n.is_empty())?;
+        let concat = self.index.producer_of(self.graph, name)?;
+        if concat.op_type.as_deref() != Some("Concat")
+            || !concat.domain.as_deref().unwrap_or("").is_empty()
+        {
+            return None;
+        }
+        let mut entries = vec![];
+        for part in &concat.input {
+            match self.table.values(part) {
+                Some(v) => entries.extend(v.iter().cloned().map(Some)),
+                None => match self.table.info(part)?.dims.as_deref()? {
+                    [n] => entries.extend(std::iter::repeat_n(None, n.as_static()? as usize)),
+                    _ => return None,
+                },
+            }
+        }
+        (entries.len() <= super::values::MAX_VALUES).then_some(entries)
+    }
+
     /// The concrete value of input `slot` ([`crate::consts`]).
     pub fn constant(&self, slot: usize) -> Option<&crate::consts::Const> {
         let name = self.node.input.get(slot).filter(|n| !n.is_empty())?;

@@ -45,16 +45,43 @@ pub fn rank_only(op: &str, ctx: &Ctx) -> Option<Vec<Option<TensorInfo>>> {
         _ if op.starts_with("Reduce") && ctx.int("keepdims", 1)? != 0 => {
             vec![info(ctx.elem(0), fresh(0, rank0?))]
         }
-        "Reshape" => vec![info(ctx.elem(0), fresh(0, length(1)?))],
+        "Reshape" => vec![info(ctx.elem(0), partial_reshape(ctx)?)],
         "Expand" => vec![info(ctx.elem(0), fresh(0, rank0?.max(length(1)?)))],
         "Unsqueeze" => vec![info(ctx.elem(0), fresh(0, rank0? + length(1)?))],
+        // Its sizes are its shape's values: those proven, and fresh ones for the rest.
         "ConstantOfShape" => {
             let value = attr(ctx.node, "value").and_then(|a| a.t.as_ref());
             let elem_type = value.map_or(Some(DataType::Float as i32), |t| t.data_type);
-            vec![info(elem_type, fresh(0, length(0)?))]
+            let dims = match ctx.entries(0) {
+                Some(entries) => entries
+                    .into_iter()
+                    .enumerate()
+                    .map(|(a, d)| d.unwrap_or_else(|| ctx.fresh(0, a)))
+                    .collect(),
+                None => fresh(0, length(0)?),
+            };
+            vec![info(elem_type, dims)]
         }
         "OneHot" => vec![info(ctx.elem(2), fresh(0, ctx.dims(0)?.len() + 1))],
         _ => return None,
     };
     Some(outputs)
+}
+
+/// A Reshape whose target is partly proven: a positive entry is that size and a 0 (without
+/// `allowzero`) the input's; a -1 or an entry not proven is a fresh size (a -1 takes what the
+/// others leave, which an unknown entry makes unknown).
+fn partial_reshape(ctx: &Ctx) -> Option<Vec<Dim>> {
+    let entries = ctx.entries(1)?;
+    let input = ctx.dims(0);
+    let allow_zero = ctx.int("allowzero", 0)? == 1;
+    let dims = entries.into_iter().enumerate().map(|(a, d)| {
+        let kept = match d.as_ref().and_then(Dim::as_static) {
+            Some(v) if v > 0 => d,
+            Some(0) if !allow_zero => input.as_ref().and_then(|i| i.get(a).cloned()),
+            _ => None,
+        };
+        kept.unwrap_or_else(|| ctx.fresh(0, a))
+    });
+    Some(dims.collect())
 }

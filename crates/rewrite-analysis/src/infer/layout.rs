@@ -226,18 +226,22 @@ fn slice(ctx: &Ctx) -> Option<Vec<Dim>> {
         false => Some(None),
     };
     let (axes, steps) = (operand(3)?, operand(4)?);
-    // Bounds known as ints, or (an end) as sizes: `x[0:len(x)]` is x.
-    let ints = |slot: usize| {
-        ctx.static_ints(slot)
-            .map(|v| v.into_iter().map(Some).collect())
+    // Bounds known as ints, or (an end) as sizes: `x[0:len(x)]` is x. A bound not known
+    // leaves its axis a fresh size, and the other axes theirs.
+    let ints = |slot: usize| -> Option<Vec<Option<i64>>> {
+        if let Some(v) = ctx.static_ints(slot) {
+            return Some(v.into_iter().map(Some).collect());
+        }
+        let n = match ctx.values(slot) {
+            Some(v) => v.len(),
+            None => match ctx.dims(slot)?.as_slice() {
+                [n] => usize::try_from(n.as_static()?).ok()?,
+                _ => return None,
+            },
+        };
+        Some(vec![None; n])
     };
-    let (starts, ends): (Vec<Option<i64>>, Vec<Option<i64>>) = (
-        ints(1)?,
-        match ints(2) {
-            Some(ends) => ends,
-            None => vec![None; ctx.values(2)?.len()],
-        },
-    );
+    let (starts, ends) = (ints(1)?, ints(2)?);
     // Bounds whose lengths disagree (a malformed model) leave the shape unknown.
     let sizes = ctx.values(2);
     let sizes_fit = sizes.as_ref().is_none_or(|s| s.len() == starts.len());
