@@ -52,8 +52,9 @@ STAYS_DYNAMIC = {
     # transformers: sizes computed from values (longformer's Range, Slice, ...). BART's eos rows
     # (a Reshape into equal groups, the last of each) are static; VITS's frames run to the
     # capacity exports.CAPACITIES gives its waveform (crate::capped).
-    "real/longformer_ts17.onnx": {UNSAFE: 1, NOT_FIXED: 2, ("ConstantOfShape", VALUE_SHAPE): 6,
-                                  ("Range", VALUE_SHAPE): 1, ("Reshape", VALUE_SHAPE): 8, ("Slice", VALUE_SHAPE): 4},
+    # Longformer's global slots run to the sequence length (a length the shapes bound); its three
+    # selections' rows are read and written through the slots, two of them paired by count.
+    "real/longformer_ts17.onnx": {UNSAFE: 3},
 }
 # nms(boxes[m], scores[m]): fully static (the fixed-shape NMS). Their "specials" case (NaN and
 # -inf scores) is the documented exception (docs/static.md).

@@ -108,9 +108,12 @@ pub fn follow(view: &View, start: &str, is_length: bool) -> Result<Flow, String>
                 ))
             }
             Some(_) => {
+                let by = view
+                    .producer(name)
+                    .map_or(String::new(), |n| format!(", written by {},", describe(n)));
                 return Err(format!(
-                    "the graph output '{name}' holds the padded length, which stands for the count only inside the graph"
-                ))
+                    "the graph output '{name}'{by} holds the padded length, which stands for the count only inside the graph"
+                ));
             }
         }
     }
@@ -156,6 +159,15 @@ fn step(
                 steps: steps.clone(),
             });
         }
+    }
+    let linear = |r: &Option<&Reach>| {
+        matches!(
+            r,
+            Some(Reach::Merged { .. } | Reach::Strided { .. } | Reach::Linear { .. })
+        )
+    };
+    if reads.iter().any(linear) {
+        return super::linear::step(view, node, op, reads, flow).or_else(unknown);
     }
     if reads
         .iter()
@@ -255,6 +267,7 @@ fn step(
             same(to)
         }
         "Reshape" if only_first => reshape(view, node, reads, None),
+        "Flatten" if only_first => super::linear::flatten(view, node, (axis, r, &steps)),
         "Slice" if only_first => {
             let starts = ints(view, arg(node, 1)?).ok_or("")?;
             let axes = match node.input.get(3).filter(|n| !n.is_empty()) {

@@ -18,6 +18,7 @@ mod follow;
 mod joined;
 mod known;
 mod length;
+mod linear;
 mod mixing;
 mod ops;
 mod reach;

@@ -31,6 +31,21 @@ pub enum Reach {
     /// two lengths that differ by a constant (`(L + W) - L`, a joined axis's size less its
     /// frames'). It holds the same value in the original and at the capacity.
     Exact { value: i64 },
+    /// Frames padded along `axis` flattened with the axes before it (of `outer` elements in
+    /// all) into rows ([`super::linear`]).
+    Merged {
+        axis: usize,
+        outer: i64,
+        steps: Steps,
+    },
+    /// The tensor `of` times the length.
+    Strided { of: String, steps: Steps },
+    /// `low + high * length`: a linear index over frames merged with one axis before them.
+    Linear {
+        high: String,
+        low: String,
+        steps: Steps,
+    },
 }
 
 impl Reach {

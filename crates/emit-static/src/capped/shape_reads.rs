@@ -30,7 +30,12 @@ pub(super) fn shape_step(
     }
     let steps = match first {
         Reach::ShapeOf { steps, .. } | Reach::Length { steps } => steps.clone(),
-        Reach::Frames { .. } | Reach::Joined { .. } | Reach::Exact { .. } => return Ok(None),
+        Reach::Frames { .. }
+        | Reach::Joined { .. }
+        | Reach::Exact { .. }
+        | Reach::Merged { .. }
+        | Reach::Strided { .. }
+        | Reach::Linear { .. } => return Ok(None),
     };
     let len = |name: &str| size(view, name, 0);
     Ok(Some(match (op, first) {
@@ -79,6 +84,20 @@ pub(super) fn shape_step(
         }),
         // The length plus a constant, or times one (`L + 1`, `0 + L`): a length by one more
         // step. Only offsets and scales that keep it a length (at least 0, at least 1).
+        // A one-element shape vector of the length times a tensor of values: a stride too.
+        ("Mul", Reach::ShapeOf { entry: 0, .. }) => {
+            let ([a, b], 1) = (node.input.as_slice(), reads.iter().flatten().count()) else {
+                return refuse("an arithmetic step of the padded length");
+            };
+            let (mine, other) = if reads[0].is_some() { (a, b) } else { (b, a) };
+            if len(mine) != Some(1) || ints(view, other).is_some() {
+                return refuse("the padded length read as a value");
+            }
+            Some(Reach::Strided {
+                of: other.clone(),
+                steps,
+            })
+        }
         ("Add" | "Mul", Reach::Length { .. }) => {
             let ([a, b], 1) = (node.input.as_slice(), reads.iter().flatten().count()) else {
                 return refuse("an arithmetic step of the padded length");
@@ -86,6 +105,14 @@ pub(super) fn shape_step(
             let other = if reads[0].is_some() { b } else { a };
             let value = match ints(view, other).as_deref() {
                 Some(&[v]) if rank(view, other).is_some_and(|r| r <= 1) => v,
+                // A tensor of values times the length: a linear index's stride
+                // ([`super::linear`]), read only there.
+                None if op == "Mul" => {
+                    return Ok(Some(Some(Reach::Strided {
+                        of: other.clone(),
+                        steps,
+                    })))
+                }
                 _ => return refuse("the padded length read as a value"),
             };
             let step = match op {

@@ -239,3 +239,60 @@ fn slots_joined_with_fixed_scores_are_masked_in_the_middle_and_cut_at_the_length
         assert!(range.detail.contains(why), "{why}: {}", range.detail);
     }
 }
+
+/// `v[i, j]` for `i, j` the local coordinates, over `v = slots * x` ([3, L]) flattened with the
+/// batch (`Flatten(v[..., None], axis)`) and gathered at `low + high * v.shape[1]`.
+fn read_at_linear_index(flatten_axis: i64, low: &str, high: &str) -> Vec<u8> {
+    let tail = vec![
+        node("NonZero", &["local"], &["nz"], vec![]),
+        node("Transpose", &["nz"], &["at"], vec![ints("perm", &[1, 0])]),
+        node("Gather", &["at", "zero"], &["i"], vec![int("axis", 1)]),
+        node("Gather", &["at", "one"], &["j"], vec![int("axis", 1)]),
+        node("Cast", &["slots"], &["slots_f"], vec![int("to", 1)]),
+        node("Unsqueeze", &["slots_f", "zero_1d"], &["row"], vec![]),
+        node("Mul", &["row", "x"], &["v"], vec![]),
+        node("Unsqueeze", &["v", "last"], &["v3"], vec![]),
+        node(
+            "Flatten",
+            &["v3"],
+            &["flat"],
+            vec![int("axis", flatten_axis)],
+        ),
+        node("Shape", &["v"], &["v_shape"], vec![]),
+        node(
+            "Gather",
+            &["v_shape", "axes"],
+            &["stride"],
+            vec![int("axis", 0)],
+        ),
+        node("Mul", &[high, "stride"], &["high_rows"], vec![]),
+        node("Add", &[low, "high_rows"], &["linear"], vec![]),
+        node("Gather", &["flat", "linear"], &["y"], vec![int("axis", 0)]),
+    ];
+    let mut g = graph_of(global_indices(DataType::Bool, tail));
+    g.input.push(value("x", DataType::Float, Some(&["3", "1"])));
+    g.initializer
+        .extend([int64s("zero_1d", &[0]), int64s("last", &[-1])]);
+    model(g, 17)
+}
+
+#[test]
+fn frames_read_at_the_linear_index_of_their_coordinates_and_refusals() {
+    let (_, report) =
+        optimize_with(&read_at_linear_index(2, "j", "i"), &static_options(&[])).expect("static");
+    assert!(report.left.is_empty(), "{:?}", report.left);
+    let mut options = static_options(&[]);
+    options.allow_dynamic = true;
+    // The columns swapped (`i + j * L`), or the slots flattened with the axis after them.
+    for (bytes, why) in [
+        (read_at_linear_index(2, "i", "j"), "other than `j + i * L`"),
+        (
+            read_at_linear_index(1, "j", "i"),
+            "merges the padded axis with the axes after it",
+        ),
+    ] {
+        let (_, report) = optimize_with(&bytes, &options).expect("written");
+        let range = report.left.iter().find(|l| l.op == "Range").expect("named");
+        assert!(range.detail.contains(why), "{why}: {}", range.detail);
+    }
+}
