@@ -192,7 +192,7 @@ fn slice(
         return refuse("a Slice of a joined tensor with a step");
     }
     if !axes.contains(&joined.axis) {
-        if reads[1].is_some() || reads[2].is_some() {
+        if reads.iter().skip(1).take(2).any(Option::is_some) {
             return refuse("a Slice of another axis at bounds read from the padded length");
         }
         return Ok(vec![Some(joined.reach(joined.axis, joined.rank))]);
