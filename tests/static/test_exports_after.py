@@ -52,9 +52,11 @@ STAYS_DYNAMIC = {
     # transformers: sizes computed from values (longformer's Range, Slice, ...). BART's eos rows
     # (a Reshape into equal groups, the last of each) are static; VITS's frames run to the
     # capacity exports.CAPACITIES gives its waveform (crate::capped).
-    # Longformer's global slots run to the sequence length (a length the shapes bound); its three
-    # selections' rows are read and written through the slots, two of them paired by count.
-    "real/longformer_ts17.onnx": {UNSAFE: 3},
+    # Longformer's global slots run to the sequence length (a length the shapes bound); the
+    # slots without a global token are written as a Where of their mask. The global tokens' and
+    # the local slots' selections stay: each one's rows are written at the other's coordinates,
+    # paired by count.
+    "real/longformer_ts17.onnx": {UNSAFE: 2},
 }
 # nms(boxes[m], scores[m]): fully static (the fixed-shape NMS). Their "specials" case (NaN and
 # -inf scores) is the documented exception (docs/static.md).

@@ -11,9 +11,27 @@ use nonzero_rewrite_match::writes::grid::{GridUpdates, GridWrite};
 /// Writes the Where form; its last node outputs `output` (the ScatterND's output). `None` where
 /// a fixed axis's size is not fixed.
 pub fn emit(w: &GridWrite, graph_nodes: &[NodeProto], e: &mut Emitter, output: &str) -> Option<()> {
-    let (sizes, values) = w.mask()?;
-    let raw = values.into_iter().map(u8::from).collect();
-    let mask = e.initializer(DataType::Bool as i32, &sizes, raw);
+    let mask = match &w.columns {
+        // The selection's own mask (true where NonZero selects) at its axes, broadcast over the
+        // whole ones: no coordinates are read, so the NonZero may go.
+        Some(columns) => {
+            let truth = e.cast(&columns.mask, DataType::Bool);
+            let spread: Vec<i64> = (0..w.dims.len())
+                .filter(|a| !columns.axes.contains(a))
+                .map(|a| a as i64)
+                .collect();
+            if spread.is_empty() {
+                truth
+            } else {
+                e.unsqueeze(&truth, &spread)
+            }
+        }
+        None => {
+            let (sizes, values) = w.mask()?;
+            let raw = values.into_iter().map(u8::from).collect();
+            e.initializer(DataType::Bool as i32, &sizes, raw)
+        }
+    };
     let mut written = match &w.updates {
         GridUpdates::Tensor(u) | GridUpdates::Value(u) => u.clone(),
         GridUpdates::Reshaped { input, shape } => e.reshape(input, shape),

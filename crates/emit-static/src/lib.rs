@@ -308,17 +308,7 @@ impl StaticPass<'_> {
             self.fold(graph, scope);
         }
         if scope.depth == 0 {
-            let before = self.summary.rewrites.len();
             self.capped_lengths(graph, scope)?;
-            if self.summary.rewrites.len() > before {
-                // A capped length fixes the sizes it set: the exact rewrites that needed them
-                // (a write's mask of the data's shape, a linear index's strides) apply now.
-                let before = self.summary.rewrites.len();
-                exact::rewrites(graph, scope, self.summary, self.report);
-                if self.summary.rewrites.len() > before {
-                    self.fold(graph, scope);
-                }
-            }
         }
         self.fixed_capacity(graph, scope)?;
         outputs::declare_fixed(graph, scope);

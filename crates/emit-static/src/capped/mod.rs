@@ -72,6 +72,14 @@ impl super::StaticPass<'_> {
                 .push(("capped-length".to_string(), scope.line(line)));
         }
         self.fold(graph, scope);
+        // The sizes the capacity fixed let the exact rewrites that needed them apply now (a
+        // write's mask of the data's shape, a linear index's stride, a grid write at a
+        // selection's coordinates).
+        let before = self.summary.rewrites.len();
+        super::exact::rewrites(graph, scope, self.summary, self.report);
+        if self.summary.rewrites.len() > before {
+            self.fold(graph, scope);
+        }
         Ok(())
     }
 }

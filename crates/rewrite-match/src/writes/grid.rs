@@ -11,6 +11,9 @@
 //! where X is padded rows (VITS's spline writing its first and last knots): the grid's Range
 //! would run over the capacity's rows, and reads the padded rows' size.
 
+use super::grid_columns::{Column, Columns};
+pub use super::grid_updates::GridUpdates;
+use super::grid_updates::{fill, reshaped};
 use super::{combine, dims_of};
 use crate::graph::{describe, int_attr};
 use crate::infer::Dim;
@@ -36,22 +39,12 @@ pub struct GridWrite {
     pub updates: GridUpdates,
     /// The elementwise op of ScatterND's `reduction` (`None`: plain writes).
     pub combine: Option<&'static str>,
+    /// Where the grid pairs a selection's coordinates with whole axes (`x[i, :, j, :] = v`,
+    /// `i, j` the columns of `mask`'s NonZero): the mask, and the axis of X each of its axes
+    /// lands on. The written positions are then the mask's true ones, every position of the
+    /// whole axes with each, and `axes` holds `None` at the mask's axes too.
+    pub columns: Option<Columns>,
     pub line: String,
-}
-
-/// What U holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GridUpdates {
-    /// U itself, the grid's shape then X's trailing sizes.
-    Tensor(String),
-    /// U is `Reshape(input, sizes computed from shapes)`, the sizes proven these (-1 for the one
-    /// not fixed): the Reshape to constant sizes reads no Shape.
-    Reshaped { input: String, shape: Vec<i64> },
-    /// One value everywhere: this one-element tensor's.
-    Value(String),
-    /// One value everywhere: the `value` attribute of the ConstantOfShape writing this tensor
-    /// (`full_like`, TorchScript's fill of the slice).
-    Filled(String),
 }
 
 impl GridWrite {
@@ -105,8 +98,13 @@ fn grid_write(view: &View, at: usize, node: &nonzero_proto::onnx::NodeProto) -> 
     let (data, indices, u) = (&node.input[0], &node.input[1], &node.input[2]);
     let dims = dims_of(view.shapes, data)?;
     let data_type = view.shapes.get(data).elem_type?;
-    let axes = grid_axes(view, indices, &dims)?;
-    let updates = fill(view, u, data_type, dims.len(), 0)
+    let (axes, columns) = grid_axes(view, indices, &dims)?;
+    let filled = fill(view, u, data_type, dims.len(), 0);
+    // Per-coordinate updates would have to be listed in the mask's order: only a fill here.
+    if columns.is_some() && filled.is_none() {
+        return None;
+    }
+    let updates = filled
         .or_else(|| reshaped(view, u))
         .unwrap_or(GridUpdates::Tensor(u.clone()));
     if view.shapes.get(u).elem_type != Some(data_type) {
@@ -114,15 +112,27 @@ fn grid_write(view: &View, at: usize, node: &nonzero_proto::onnx::NodeProto) -> 
     }
     let at_text: Vec<String> = axes
         .iter()
-        .map(|a| a.map_or(":".to_string(), |c| c.to_string()))
+        .enumerate()
+        .map(|(i, a)| match (a, &columns) {
+            (Some(c), _) => c.to_string(),
+            (None, Some(cols)) if cols.axes.contains(&i) => {
+                let column = cols.axes.iter().position(|&x| x == i).unwrap_or(0);
+                format!("c{column}")
+            }
+            (None, _) => ":".to_string(),
+        })
         .collect();
     let value = match &updates {
         GridUpdates::Tensor(t) | GridUpdates::Value(t) => t.clone(),
         GridUpdates::Reshaped { input, shape } => format!("{input} reshaped to {shape:?}"),
         GridUpdates::Filled(t) => format!("{t}'s fill"),
     };
+    let over = match &columns {
+        Some(c) => format!("c = the coordinates of {}, with whole axes", c.mask),
+        None => "an index grid over whole axes".to_string(),
+    };
     let line = format!(
-        "grid write: ScatterND {} writes {data}[{}] (an index grid over whole axes) and became Where(positions, {value}, {data})",
+        "grid write: ScatterND {} writes {data}[{}] ({over}) and became Where(positions, {value}, {data})",
         describe(node),
         at_text.join(", ")
     );
@@ -134,18 +144,24 @@ fn grid_write(view: &View, at: usize, node: &nonzero_proto::onnx::NodeProto) -> 
         axes,
         updates,
         combine,
+        columns,
         line,
     })
 }
 
 /// The axes of a full index grid: `indices` is `Concat(parts, last axis)`, part i holding
 /// position p_i along grid axis i (an axis of X run whole) or one constant (a fixed axis).
-fn grid_axes(view: &View, indices: &str, dims: &[Dim]) -> Option<Vec<Option<i64>>> {
+fn grid_axes(
+    view: &View,
+    indices: &str,
+    dims: &[Dim],
+) -> Option<(Vec<Option<i64>>, Option<Columns>)> {
     let index_dims = dims_of(view.shapes, indices)?;
     let (last, grid) = index_dims.split_last()?;
-    let k = grid.len();
+    // k index parts: one per grid axis, but where a selection's columns share one.
+    let k = usize::try_from(last.as_static()?).ok()?;
     let rank = index_dims.len();
-    if last.as_static() != Some(k as i64) || k > dims.len() {
+    if k == 0 || k > dims.len() {
         return None;
     }
     let parts: Vec<Part> = match view.producer(indices) {
@@ -169,6 +185,20 @@ fn grid_axes(view: &View, indices: &str, dims: &[Dim]) -> Option<Vec<Option<i64>
         }
         Some(_) => return None,
     };
+    if parts.iter().any(|p| {
+        matches!(
+            p,
+            Part::Position {
+                column: Some(_),
+                ..
+            }
+        )
+    }) {
+        return super::grid_columns::with_columns(view, &parts, grid, dims);
+    }
+    if k != grid.len() {
+        return None;
+    }
     let mut axes = Vec::with_capacity(k);
     for (i, part) in parts.into_iter().enumerate() {
         match part {
@@ -178,7 +208,7 @@ fn grid_axes(view: &View, indices: &str, dims: &[Dim]) -> Option<Vec<Option<i64>
                 ((0..size).contains(&c) && grid[i].as_static() == Some(1)).then_some(())?;
                 axes.push(Some(c));
             }
-            Part::Position { from_end, len } => {
+            Part::Position { from_end, len, .. } => {
                 // Position along grid axis i, over the whole of X's axis i.
                 let grid_axis = rank.checked_sub(1 + from_end)?;
                 (grid_axis == i && len == dims[i] && grid[i] == dims[i]).then_some(())?;
@@ -186,17 +216,22 @@ fn grid_axes(view: &View, indices: &str, dims: &[Dim]) -> Option<Vec<Option<i64>
             }
         }
     }
-    Some(axes)
+    Some((axes, None))
 }
 
 /// What a part of the indices holds at each of its positions.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Part {
+pub(super) enum Part {
     /// One value everywhere.
     Const(i64),
     /// The position along one axis (`from_end` axes before the last), which has `len` sizes
-    /// before any broadcast.
-    Position { from_end: usize, len: Dim },
+    /// before any broadcast; with `column`, a selection's coordinate there instead (`len` its
+    /// count).
+    Position {
+        from_end: usize,
+        len: Dim,
+        column: Option<Column>,
+    },
 }
 
 fn part(view: &View, name: &str, depth: usize) -> Option<Part> {
@@ -206,6 +241,9 @@ fn part(view: &View, name: &str, depth: usize) -> Option<Part> {
     let values = view.const_ints(name);
     if let Some([c]) = values.as_deref() {
         return Some(Part::Const(*c));
+    }
+    if let Some(column) = super::grid_columns::part(view, name) {
+        return Some(column);
     }
     let Some(node) = view.producer(name) else {
         // An initializer (indices the exporter folded): read off its values.
@@ -250,7 +288,11 @@ fn part(view: &View, name: &str, depth: usize) -> Option<Part> {
                 [len] => len.clone(),
                 _ => return None,
             };
-            (from_zero && by_one).then_some(Part::Position { from_end: 0, len })
+            (from_zero && by_one).then_some(Part::Position {
+                from_end: 0,
+                len,
+                column: None,
+            })
         }
         // A list of positions given unit axes after it: `[-1, 1, .., 1]` (or its own size
         // first), the positions along the first axis.
@@ -259,12 +301,17 @@ fn part(view: &View, name: &str, depth: usize) -> Option<Part> {
             let shape = view.const_ints(&node.input[1])?;
             match inner {
                 Part::Const(c) => Some(Part::Const(c)),
-                Part::Position { from_end: 0, len } if rank_of(input) == Some(1) => {
+                Part::Position {
+                    from_end: 0,
+                    len,
+                    column,
+                } if rank_of(input) == Some(1) => {
                     let (first, rest) = shape.split_first()?;
                     let first_ok = *first == -1 || len.as_static() == Some(*first);
                     (first_ok && rest.iter().all(|&d| d == 1)).then_some(Part::Position {
                         from_end: rest.len(),
                         len,
+                        column,
                     })
                 }
                 _ => None,
@@ -273,7 +320,12 @@ fn part(view: &View, name: &str, depth: usize) -> Option<Part> {
         // New axes: the position's place from the end moves by those inserted after it.
         "Unsqueeze" => {
             let inner = part(view, input, depth + 1)?;
-            let Part::Position { from_end, len } = inner else {
+            let Part::Position {
+                from_end,
+                len,
+                column,
+            } = inner
+            else {
                 return Some(inner);
             };
             let in_rank = rank_of(input)?;
@@ -294,52 +346,11 @@ fn part(view: &View, name: &str, depth: usize) -> Option<Part> {
             Some(Part::Position {
                 from_end: out_rank.checked_sub(1 + place)?,
                 len,
+                column,
             })
         }
         _ => None,
     }
-}
-
-/// U when every element of it is one value: a one-element tensor of at most X's rank, or a
-/// ConstantOfShape's fill, through Reshape, Expand and Identity.
-fn fill(view: &View, u: &str, data_type: i32, rank: usize, depth: usize) -> Option<GridUpdates> {
-    if depth > MAX_STEPS || view.shapes.get(u).elem_type != Some(data_type) {
-        return None;
-    }
-    if let Some(d) = static_dims(view.shapes, u) {
-        if d.iter().all(|&n| n == 1) && d.len() <= rank {
-            return Some(GridUpdates::Value(u.to_string()));
-        }
-    }
-    let node = view.producer(u)?;
-    let op = node.op_type.as_deref()?;
-    if !view.is_op(node, op) || node.input.is_empty() {
-        return None;
-    }
-    match op {
-        "Reshape" | "Expand" | "Identity" => fill(view, &node.input[0], data_type, rank, depth + 1),
-        "ConstantOfShape" => Some(GridUpdates::Filled(u.to_string())),
-        _ => None,
-    }
-}
-
-/// U as `Reshape(input, constant sizes)` where its Reshape's sizes are computed (TorchScript's
-/// `Concat(Shape(grid part), Shape(X)[k:])`) and the inference proves them: at most one size
-/// not fixed (written -1), every fixed one above 0 (so that -1 is decided).
-fn reshaped(view: &View, u: &str) -> Option<GridUpdates> {
-    let node = view
-        .producer(u)
-        .filter(|n| view.is_op(n, "Reshape") && n.input.len() == 2)?;
-    if view.const_ints(&node.input[1]).is_some() {
-        return None;
-    }
-    let dims = dims_of(view.shapes, u)?;
-    let open = dims.iter().filter(|d| d.as_static().is_none()).count();
-    let shape: Vec<i64> = dims.iter().map(|d| d.as_static().unwrap_or(-1)).collect();
-    (open <= 1 && shape.iter().all(|&d| d != 0)).then(|| GridUpdates::Reshaped {
-        input: node.input[0].clone(),
-        shape,
-    })
 }
 
 /// Each column (last axis) of constant indices of `sizes` as a part of the grid.
@@ -380,6 +391,7 @@ fn numeric(sizes: &[i64], values: &[i64]) -> Option<Part> {
         along.then(|| Part::Position {
             from_end: rank - 1 - axis,
             len: Dim::from_static(size),
+            column: None,
         })
     })
 }

@@ -5,6 +5,8 @@
 //! U is read through what exporters wrap it in ([`updates`]).
 
 pub mod grid;
+pub mod grid_columns;
+pub mod grid_updates;
 pub mod spread;
 pub mod updates;
 
