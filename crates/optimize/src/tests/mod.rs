@@ -18,6 +18,7 @@ mod static_capacities;
 mod static_capped_lengths;
 mod static_folding;
 mod static_fuzz;
+mod static_grid_columns;
 mod static_grid_writes;
 mod static_heads;
 mod static_keypoints;
