@@ -6,12 +6,6 @@ use super::*;
 use crate::Kind;
 
 /// A scalar int64 initializer.
-fn scalar(name: &str, v: i64) -> TensorProto {
-    TensorProto {
-        dims: vec![],
-        ..int64s(name, &[v])
-    }
-}
 
 /// dynamo's `x[torch.where(c)]`: column i is `Slice(t, [i], [i+1], axes=[1]) -> Squeeze(1) ->
 /// Unsqueeze(-1)` (or `Gather(t, i, axis=1) -> Unsqueeze(-1)`), put back by `Concat(axis=-1)`

@@ -5,13 +5,6 @@
 use super::*;
 use crate::Kind;
 
-fn scalar(name: &str, v: i64) -> TensorProto {
-    TensorProto {
-        dims: vec![],
-        ..int64s(name, &[v])
-    }
-}
-
 fn float_scalar(name: &str, v: f32) -> TensorProto {
     TensorProto {
         dims: vec![],

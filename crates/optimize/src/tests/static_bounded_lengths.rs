@@ -9,12 +9,6 @@ use crate::optimize_with;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_rewrite_analysis::findings::Reason;
 
-fn scalar(name: &str, value: i64) -> TensorProto {
-    let mut t = int64s(name, &[value]);
-    t.dims.clear();
-    t
-}
-
 /// `m` [3, 6] of `elem` cast to int64, its row sums maxed, `arange` of that compared with the
 /// sums, then `tail` reading `local` ([3, L] bool); `y` is the graph's output.
 fn global_indices(elem: DataType, tail: Vec<NodeProto>) -> Vec<u8> {

@@ -8,15 +8,6 @@ use super::*;
 use crate::{optimize_with, Options};
 use nonzero_proto::onnx::tensor_proto::DataType;
 
-fn scalar(name: &str, value: i64) -> TensorProto {
-    TensorProto {
-        data_type: Some(DataType::Int64 as i32),
-        name: Some(name.into()),
-        int64_data: vec![value],
-        ..Default::default()
-    }
-}
-
 /// `lengths` int64 `[2]`; frames `t < lengths[b]` for `t` in `arange(max(lengths))`, as float
 /// `[2, 1, T]`, through a Conv (k3, pads 1) and a ConvTranspose (k4, stride 2, pads 1) to `y`
 /// `[2, 1, 2T]`; `tail` nodes after, reading `up` (the ConvTranspose's output), write `y`.

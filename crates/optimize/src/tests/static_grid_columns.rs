@@ -48,10 +48,6 @@ fn column_write(first: &str, second: &str) -> Vec<u8> {
         node("Expand", &["v", "grid"], &["updates"], vec![]),
         node("ScatterND", &["x", "indices", "updates"], &["y"], vec![]),
     ]);
-    let scalar = |name: &str, v: i64| TensorProto {
-        dims: vec![],
-        ..int64s(name, &[v])
-    };
     let g = graph(
         nodes,
         vec![

@@ -9,16 +9,6 @@ use super::*;
 use crate::optimize_with;
 use nonzero_proto::onnx::AttributeProto;
 
-fn scalar(name: &str, v: i64) -> TensorProto {
-    TensorProto {
-        dims: vec![],
-        data_type: Some(DataType::Int64 as i32),
-        name: Some(name.into()),
-        int64_data: vec![v],
-        ..Default::default()
-    }
-}
-
 /// ConstantOfShape's `value`: one float.
 fn fill(v: f32) -> AttributeProto {
     AttributeProto {

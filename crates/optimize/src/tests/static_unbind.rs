@@ -41,12 +41,6 @@ fn unbound(split: Option<TensorProto>, reads: Vec<NodeProto>, extra: Vec<TensorP
     model(g, 17)
 }
 
-fn scalar(name: &str, v: i64) -> TensorProto {
-    let mut t = int64s(name, &[v]);
-    t.dims.clear();
-    t
-}
-
 fn at(position: &str) -> Vec<NodeProto> {
     vec![node("SequenceAt", &["seq", position], &["part"], vec![])]
 }
