@@ -5,8 +5,6 @@
 use super::*;
 use crate::Kind;
 
-/// A scalar int64 initializer.
-
 /// dynamo's `x[torch.where(c)]`: column i is `Slice(t, [i], [i+1], axes=[1]) -> Squeeze(1) ->
 /// Unsqueeze(-1)` (or `Gather(t, i, axis=1) -> Unsqueeze(-1)`), put back by `Concat(axis=-1)`
 /// in the order given.
