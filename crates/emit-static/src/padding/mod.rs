@@ -198,6 +198,13 @@ fn follow_from(
                     todo.push(picked);
                     continue;
                 }
+                if let Some(back) = (op == "Reshape" && slot == 0)
+                    .then(|| reshape::regrouped_back(view, node, &t, count.as_ref()))
+                    .flatten()
+                {
+                    todo.push(back);
+                    continue;
+                }
                 match rows::row_work(view, node, op, slot, &t, count.as_ref()) {
                     rows::Next::Push(next) => {
                         if slot == 0 && matches!(op, "ScatterElements" | "ScatterND") {

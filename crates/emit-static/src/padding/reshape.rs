@@ -79,3 +79,37 @@ fn unit_axes_only(view: &View, node: &NodeProto, count: &Dim) -> bool {
     };
     input == output && input.iter().filter(|d| *d == count).count() == 1
 }
+
+/// `Reshape(t, any)` read only by a Reshape back to rows of the same elements: TorchScript's
+/// `view(len(i), -1)` traced with `len(i)` a constant (`[n, 4, 8] -> [2, -1] -> [n, 32]`).
+/// Row-major reshapes keep the element order, so the padding is the last rows again; the
+/// rows in between are never read. The Reshape back, padded along axis 0, or `None`.
+pub(super) fn regrouped_back(
+    view: &View,
+    node: &NodeProto,
+    t: &Padded,
+    count: Option<&Dim>,
+) -> Option<Padded> {
+    let count = count.filter(|_| t.axis == 0 && !t.coords)?;
+    let between = node.output.first()?;
+    let [(r, 0)] = view.index.readers_of(between) else {
+        return None;
+    };
+    let back = &view.graph.node[*r];
+    if !view.is_op(back, "Reshape") || view.index.graph_outputs.contains(between) {
+        return None;
+    }
+    let row = |name: &str| -> Option<i64> {
+        let dims = view.shapes.get(name).dims?;
+        (dims.first() == Some(count)).then_some(())?;
+        let row: Option<Vec<i64>> = dims[1..].iter().map(Dim::as_static).collect();
+        checked_numel(&row?)
+    };
+    let out = back.output.first()?;
+    (row(&t.name)? == row(out)?).then(|| Padded {
+        name: out.clone(),
+        axis: 0,
+        rank: view.shapes.get(out).rank().unwrap_or(0),
+        ..t.clone()
+    })
+}

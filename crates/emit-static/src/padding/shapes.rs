@@ -78,7 +78,7 @@ fn read(
     };
     // `Shape(q, start, end)` of the padded axis alone (the dynamo exporter's `len(q)`): a list
     // of that one size.
-    if shape_of_axis(view, shape, axis, rank) {
+    if shape_of_axis(view, shape, axis, rank) || (rank == 1 && whole_shape(view, shape).is_some()) {
         let sizes = uses.used_as_size(view, shape, Some(0), true, 0);
         alike.append(&mut uses.alike);
         sliced.append(&mut uses.sized_slices);
@@ -161,8 +161,17 @@ impl SizeUses<'_> {
                 let node = &view.graph.node[r];
                 let op = node.op_type.as_deref().unwrap_or("");
                 let data_alike = || {
-                    let dims = view.shapes.get(&node.input[0]).dims;
-                    dims.is_some_and(|d| d.contains(count))
+                    let has_count = |name: &str| {
+                        let dims = view.shapes.get(name).dims;
+                        dims.is_some_and(|d| d.contains(count))
+                    };
+                    // Or rows regrouped by a Reshape on their way back to rows
+                    // (reshape.rs `regrouped_back`).
+                    let regrouped = view
+                        .producer(&node.input[0])
+                        .filter(|p| view.is_op(p, "Reshape"))
+                        .is_some_and(|p| has_count(&p.input[0]));
+                    has_count(&node.input[0]) || regrouped
                 };
                 if view.is_op(node, "TopK") {
                     return slot == 1 && data_alike();

@@ -14,10 +14,15 @@ pub fn infer_indexing(op: &str, ctx: &Ctx) -> Option<TensorInfo> {
     let (elem_type, dims) = match op {
         "NonZero" => {
             let rank = i64::try_from(ctx.dims(0)?.len()).ok()?;
-            // The count is data-dependent: a size equal only to itself.
+            // The count is data-dependent: a size equal only to itself, or to the count of
+            // a NonZero whose mask holds as many elements ([`super::same_count`]).
+            let mask = &ctx.node.input[0];
+            let counted =
+                super::same_count::nonzero_of_equal_count(ctx.graph, ctx.index, ctx.table, mask);
+            let count = counted.as_deref().unwrap_or(out);
             (
                 INT64,
-                vec![Dim::from(rank), Dim::fresh(&format!("nnz:{out}"))],
+                vec![Dim::from(rank), Dim::fresh(&format!("nnz:{count}"))],
             )
         }
         "Gather" => {

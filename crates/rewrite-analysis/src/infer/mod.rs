@@ -15,6 +15,7 @@ mod elementwise;
 mod fallback;
 mod index;
 mod layout;
+mod same_count;
 mod scope;
 mod values;
 
