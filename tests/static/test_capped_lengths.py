@@ -14,6 +14,11 @@ on ONNX Runtime against the dynamic original, for every case of cases.py.
 - Under a capacity shorter than the waveform, the count saturates at it, and the samples the
   cut frames cannot reach (more than the decoder's reach before the cut) are the original's.
 - Without a capacity the refusal names the output and the option.
+- Longformer's global slots (`arange(max(m.sum(1)))`, a length the shapes bound: the sequence
+  length) with its two selections of one count, the global tokens and the local slots, each
+  written at the other's coordinates (crate::partners): fully static with no capacity, and
+  equal to the original up to rounding (test_exports_after.py's ROUNDING says why) for global
+  tokens of every count per row, attention padding included.
 - The fuzz seed capped_frames_conv (`arange(max(lengths))` as frames through a Conv and a
   ConvTranspose, at `--capacity 20`): equal bit for bit with every optimization on, past the
   capacity too up to the ConvTranspose's reach."""
@@ -28,6 +33,7 @@ import judge
 from judge import ROOT
 
 VITS = next(e for e in exports.exports() if e.id == "real/vits_ts17.onnx")
+LONGFORMER = next(e for e in exports.exports() if e.id == "real/longformer_ts17.onnx")
 VALID = [c for c in cases.CASES if not cases.invalid(VITS, c)]
 # Samples per frame (the decoder's upsampling, 8 x 2), and how far a cut frame reaches back,
 # in samples: the flows' and decoder's convolutions, ample.
@@ -132,3 +138,41 @@ def test_frames_through_a_conv_and_a_conv_transpose_at_every_length(tmp_path):
     # No frame at all: the original's Conv refuses an empty input; the static model counts 0.
     (got, count) = static.run(None, {"lengths": np.zeros(2, np.int64)})
     assert int(count) == 0 and not got.any()
+
+
+def test_longformer_global_tokens_of_every_count_are_the_originals(tmp_path):
+    """The cases of cases.py give every row the same one global token. Here the rows' counts
+    differ (0 to 16 per row; never 0 in every row: the original dies of a SIGFPE there), some
+    global tokens fall in the attention's padding, so the slots past a row's own count, the
+    padding past the most of any row, the joined softmax's middle segment and the two
+    selections' padded rows are all exercised."""
+    out = tmp_path / "longformer_static.onnx"
+    report = judge.static_model(LONGFORMER.path, out, LONGFORMER.shapes)
+    assert report["returncode"] == 0 and not report["left_nodes"], report["stderr"][-3000:]
+    compacted = [r["line"] for r in report["static"]["rewrites"] if r["kind"] == "fixed-capacity"]
+    assert [t.split()[3].rsplit("/", 1)[1] for t in compacted] == ["NonZero_16", "NonZero_17"], compacted
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    original = ort.InferenceSession(str(LONGFORMER.path), options, providers=["CPUExecutionProvider"])
+    static = ort.InferenceSession(str(out), options, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(37)
+    batch, sequence = LONGFORMER.shapes["input_ids"]
+    counts = set()
+    for trial in range(24):
+        feeds = cases.feeds(LONGFORMER, "random")
+        per_row = [[1, sequence], [0, 5], [sequence, 0]][trial] if trial < 3 else rng.integers(0, sequence + 1, batch)
+        g = np.zeros((batch, sequence), np.int64)
+        for row, count in enumerate(per_row):
+            g[row, rng.choice(sequence, count, replace=False)] = 1
+        attention = np.ones_like(g)
+        if trial % 3 == 2 and trial > 2:
+            attention[:, rng.integers(sequence // 2, sequence):] = 0
+        if not (g * attention).any():
+            g[0, 0] = 1
+        feeds.update(global_attention_mask=g, attention_mask=attention)
+        counts.update((g * attention).sum(1).tolist())
+        (want,), (got,) = original.run(None, feeds), static.run(None, feeds)
+        assert got.shape == want.shape == (batch, sequence, 32)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=str(g))
+    assert {0, 1, sequence} <= counts and len(counts) > 6, counts

@@ -49,14 +49,11 @@ STAYS_DYNAMIC = {
     "real/keypoint_rcnn_ts17.onnx": {("Slice", VALUE_SHAPE): 7, ("Resize", VALUE_SHAPE): 1},
     "real/mask_rcnn_ts17.onnx": {("Slice", VALUE_SHAPE): 4, ("ConstantOfShape", VALUE_SHAPE): 4,
                                  ("Resize", VALUE_SHAPE): 1},
-    # transformers: sizes computed from values (longformer's Range, Slice, ...). BART's eos rows
-    # (a Reshape into equal groups, the last of each) are static; VITS's frames run to the
-    # capacity exports.CAPACITIES gives its waveform (crate::capped).
-    # Longformer's global slots run to the sequence length (a length the shapes bound); the
-    # slots without a global token are written as a Where of their mask. The global tokens' and
-    # the local slots' selections stay: each one's rows are written at the other's coordinates,
-    # paired by count.
-    "real/longformer_ts17.onnx": {UNSAFE: 2},
+    # transformers are static: BART's eos rows (a Reshape into equal groups, the last of each);
+    # VITS's frames run to the capacity exports.CAPACITIES gives its waveform (crate::capped);
+    # Longformer's global slots run to the sequence length (a length the shapes bound), and its
+    # global tokens' and local slots' selections, one count by the mask's arithmetic, are
+    # compacted together (crate::partners).
 }
 # nms(boxes[m], scores[m]): fully static (the fixed-shape NMS). Their "specials" case (NaN and
 # -inf scores) is the documented exception (docs/static.md).
@@ -191,6 +188,12 @@ ROUNDING = {
     # kernels as well (1.3e-5 here).
     "real/vits_ts17.onnx": {"onnxruntime": {"waveform": (1e-4, 1e-5)}, "openvino": {"waveform": (1e-4, 1e-5)},
                             "iree": {"waveform": (1e-4, 5e-5)}},
+    # Longformer: its softmax over the global slots joined with the window, and its MatMuls over
+    # the slots, sum over the sequence length's 16 slots where the original summed over the most
+    # global tokens of any row: exact zeros added, the terms grouped otherwise by ONNX Runtime's
+    # and IREE's vectorised kernels (5e-7 in hidden states of about 3 here).
+    "real/longformer_ts17.onnx": {"onnxruntime": {"last_hidden_state": (1e-5, 1e-6)},
+                                  "iree": {"last_hidden_state": (1e-4, 1e-6)}},
     "real/fcos_ts17.onnx": {"onnxruntime": {"boxes": (1e-5, 1e-6), "scores": (1e-5, 1e-7)},
                             "openvino": {"boxes": (1e-5, 1e-6), "scores": (1e-5, 1e-7)},
                             "iree": {"boxes": (1e-4, 1e-6), "scores": (1e-4, 1e-6)}},
@@ -361,10 +364,14 @@ def test_outputs_after(export, engine, tables):
     for case in judged:
         feeds = cases.feeds(export, case)
         if cases.invalid(export, case):
-            # The export itself fails on these inputs on ONNX Runtime (its manifest says why):
-            # nothing to compare with; the table lists the case.
-            with pytest.raises(Exception):
-                run_ort(export.path, feeds)
+            # The export itself fails on these inputs on ONNX Runtime (its manifest says why), or
+            # kills the process (cases.DIES, run in a child): nothing to compare with; the table
+            # lists the case.
+            if case in cases.DIES.get(export.id, ()):
+                assert judge.ort_dies(export.path, feeds)
+            else:
+                with pytest.raises(Exception):
+                    run_ort(export.path, feeds)
             # So does the static model, as test_static.py asserts; but a detector with no
             # proposal: its static form pads an empty list where the export's Reshape fails.
             if engine == "onnxruntime" and export.id not in cases.REAL_INVALID:

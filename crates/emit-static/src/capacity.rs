@@ -5,7 +5,7 @@
 
 use super::emit::Emitter;
 use super::scope::Scope;
-use super::{compact, count_if, padding, replace, sinks, static_dims, StaticPass};
+use super::{compact, count_if, padding, partners, replace, sinks, static_dims, StaticPass};
 use crate::graph::{describe, is_onnx_op};
 use crate::trace::View;
 use crate::StaticError;
@@ -94,6 +94,23 @@ impl StaticPass<'_> {
                     continue;
                 }
             };
+            // Selections sharing its count: all compacted together, or none ([`partners`]).
+            let partners = partners::sharing_count(&view, &output);
+            if !partners.is_empty() {
+                match self.plan_partners(&view, scope, (mask, output.clone(), first), &partners) {
+                    Ok(batch) => {
+                        for (mask, output, plan) in batch {
+                            self.compact_planned(graph, scope, mask, output, plan)?;
+                        }
+                        self.remove_unread(graph);
+                    }
+                    Err(why) => {
+                        self.known.insert(output, why);
+                        unchanged = Some((index, shapes));
+                    }
+                }
+                continue;
+            }
             // The NonZeros right after it whose plans on these shapes touch nothing this one's
             // (or another of the batch's) does are compacted too before shapes are computed
             // again: each would be planned alike on the new shapes (SSDlite's 90 classes).
@@ -169,6 +186,45 @@ impl StaticPass<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// `first` planned with the selections sharing its count (`partners`, by output), each
+    /// planned on the same shapes; or why none of them can be compacted.
+    fn plan_partners(
+        &self,
+        view: &View,
+        scope: &Scope,
+        first: (String, String, Plan),
+        partners: &[String],
+    ) -> Result<Vec<(String, String, Plan)>, (Reason, String)> {
+        let mut batch = vec![first];
+        for partner in partners {
+            let Some(node) = view.producer(partner) else {
+                continue;
+            };
+            let mask = node.input[0].clone();
+            let plan = plan(view, scope, &mask, partner).map_err(|(reason, why)| {
+                let why = format!(
+                    "its count is that of NonZero -> {partner}, which stays dynamic: {why}"
+                );
+                (reason, why)
+            })?;
+            batch.push((mask, partner.clone(), plan));
+        }
+        let mut members = vec![];
+        for (_, output, (dims, _, flow, _)) in &batch {
+            let capacity = self
+                .capacity_for(&flow.outputs)
+                .map_err(|e| (Reason::PaddingUnsafe, e.to_string()))?;
+            members.push(partners::Member {
+                output,
+                dims,
+                capacity,
+                flow,
+            });
+        }
+        partners::check(&members)?;
+        Ok(batch)
     }
 
     /// The capacity of a selection whose padding reaches the graph outputs `outputs`: the one

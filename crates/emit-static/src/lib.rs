@@ -43,6 +43,7 @@ mod one_hot;
 mod outputs;
 mod padding;
 mod parallel_gathers;
+mod partners;
 mod portable;
 mod positions;
 mod reductions;

@@ -67,6 +67,9 @@ pub struct Flow {
     /// ScatterElements and ScatterND (by output) whose indices are the padded coordinates: the
     /// padding's writes go to an appended slot that is then dropped.
     pub scatters: Vec<String>,
+    /// ScatterElements and ScatterND (by output) writing padded rows at the coordinates of
+    /// another selection of the same count ([`crate::partners`]), which must drop them.
+    pub partner_writes: Vec<String>,
     /// Graph outputs (and their padded axis) whose padding row-wise work changed: written
     /// again as the fill past the count.
     pub repad: Vec<(String, usize)>,
@@ -202,12 +205,15 @@ impl Flow {
     }
 
     /// A write of padded rows at indices this selection does not pad would write them at real
-    /// places: every write of updates (by output) must also be one of indices.
+    /// places: every write of updates (by output) must also be one of indices, or, where
+    /// another selection shares the count (`partnered`), one of its (checked by
+    /// [`crate::partners`]).
     pub(super) fn check_writes(
         &mut self,
         updates: Vec<String>,
         mut indices: Vec<String>,
         into_padded: &[String],
+        partnered: bool,
     ) -> Result<(), String> {
         // Padded data written at this selection's own coordinates: not a case the sinks cover.
         if let Some(out) = into_padded
@@ -218,7 +224,13 @@ impl Flow {
                 "{out} writes into padded rows at this selection's own coordinates (not padding-safe)"
             ));
         }
-        if let Some(out) = updates.iter().find(|u| !indices.contains(u)) {
+        let elsewhere: Vec<String> = updates
+            .into_iter()
+            .filter(|u| !indices.contains(u))
+            .collect();
+        if partnered {
+            self.partner_writes = elsewhere;
+        } else if let Some(out) = elsewhere.first() {
             return Err(format!(
                 "{out} writes padded rows at indices that are not this selection's coordinates (not padding-safe)"
             ));

@@ -382,7 +382,8 @@ fn follow_from(
     flow.check_loop_reads(loop_reads)?;
     flow.check_sized_alike(&padded_axes)?;
     flow.finish_picks();
-    flow.check_writes(scatter_updates, scatter_indices, &scatter_data)?;
+    let partnered = !crate::partners::sharing_count(view, coordinates).is_empty();
+    flow.check_writes(scatter_updates, scatter_indices, &scatter_data, partnered)?;
     flow.check_selected_by(view, selected_by)?;
     flow.padded = seen;
     Ok(flow)
