@@ -90,7 +90,8 @@ fn read(
             .then(|| view.const_ints(&node.input[1]))
             .flatten()
             .filter(|i| i.len() == 1)
-            .and_then(|i| crate::infer::axis_in(i[0], rank));
+            .and_then(|i| crate::infer::axis_in(i[0], rank))
+            .or_else(|| one_size_sliced(view, node, slot, rank));
         // Another axis's size is fixed: the same in the original, whatever reads it.
         if picked.is_some_and(|p| p != axis && q_dim_fixed(view, q, p)) {
             return true;
@@ -101,6 +102,26 @@ fn read(
     alike.append(&mut uses.alike);
     sliced.append(&mut uses.sized_slices);
     sizes.then_some(uses.made)
+}
+
+/// The axis `Slice(shape, [a], [a + 1])` (`q.shape[a:a + 1]`) keeps of the sizes of a rank-`rank`
+/// tensor: a list of that one size.
+fn one_size_sliced(
+    view: &View,
+    node: &nonzero_proto::onnx::NodeProto,
+    slot: usize,
+    rank: usize,
+) -> Option<usize> {
+    (view.is_op(node, "Slice") && slot == 0).then_some(())?;
+    let operand = |i: usize| node.input.get(i).filter(|n| !n.is_empty());
+    let ints = |i: usize| view.const_ints(operand(i)?);
+    let unit = |i: usize, value: i64| operand(i).is_none() || ints(i) == Some(vec![value]);
+    let (start, end) = (ints(1)?, ints(2)?);
+    let ([start], [end]) = (start.as_slice(), end.as_slice()) else {
+        return None;
+    };
+    let axis = crate::infer::axis_in(*start, rank)?;
+    (*end == axis as i64 + 1 && unit(3, 0) && unit(4, 1)).then_some(axis)
 }
 
 /// True when `shape` is `Shape(q, start, end)` of axis `axis` alone, q of rank `rank`.

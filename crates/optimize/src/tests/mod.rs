@@ -27,6 +27,7 @@ mod static_litert;
 mod static_mode;
 mod static_nms;
 mod static_nms_prefix;
+mod static_partners;
 mod static_prefix;
 mod static_reductions;
 mod static_row_ops;

@@ -25,12 +25,7 @@ pub fn nonzero_of_equal_count(
         table,
     };
     let counted = reads.prefix_of_row_sums(mask)?;
-    index.readers_of(&counted).iter().find_map(|&(r, slot)| {
-        let node = &graph.node[r];
-        (slot == 0 && reads.is_op(node, "NonZero") && node.input.len() == 1)
-            .then(|| node.output.first().cloned())
-            .flatten()
-    })
+    reads.nonzero_of(&counted)
 }
 
 struct Reads<'a> {
@@ -42,6 +37,16 @@ struct Reads<'a> {
 impl Reads<'_> {
     fn producer(&self, name: &str) -> Option<&NodeProto> {
         self.index.producer_of(self.graph, name)
+    }
+
+    /// The output of a NonZero of `mask`, where the graph has one.
+    fn nonzero_of(&self, mask: &str) -> Option<String> {
+        self.index.readers_of(mask).iter().find_map(|&(r, slot)| {
+            let node = &self.graph.node[r];
+            (slot == 0 && self.is_op(node, "NonZero") && node.input.len() == 1)
+                .then(|| node.output.first().cloned())
+                .flatten()
+        })
     }
 
     fn is_op(&self, node: &NodeProto, op: &str) -> bool {
