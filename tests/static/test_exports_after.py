@@ -188,10 +188,8 @@ ROUNDING = {
     # kernels as well (1.3e-5 here).
     "real/vits_ts17.onnx": {"onnxruntime": {"waveform": (1e-4, 1e-5)}, "openvino": {"waveform": (1e-4, 1e-5)},
                             "iree": {"waveform": (1e-4, 5e-5)}},
-    # Longformer: its softmax over the global slots joined with the window, and its MatMuls over
-    # the slots, sum over the sequence length's 16 slots where the original summed over the most
-    # global tokens of any row: exact zeros added, the terms grouped otherwise by ONNX Runtime's
-    # and IREE's vectorised kernels (5e-7 in hidden states of about 3 here).
+    # Longformer: its softmax and MatMuls over the global slots sum over 16 slots (the original:
+    # the most global tokens of any row), zeros added, grouped otherwise (5e-7 in values of 3).
     "real/longformer_ts17.onnx": {"onnxruntime": {"last_hidden_state": (1e-5, 1e-6)},
                                   "iree": {"last_hidden_state": (1e-4, 1e-6)}},
     "real/fcos_ts17.onnx": {"onnxruntime": {"boxes": (1e-5, 1e-6), "scores": (1e-5, 1e-7)},
@@ -364,9 +362,8 @@ def test_outputs_after(export, engine, tables):
     for case in judged:
         feeds = cases.feeds(export, case)
         if cases.invalid(export, case):
-            # The export itself fails on these inputs on ONNX Runtime (its manifest says why), or
-            # kills the process (cases.DIES, run in a child): nothing to compare with; the table
-            # lists the case.
+            # The export fails on these inputs on ONNX Runtime (its manifest says why) or kills
+            # the process (cases.DIES, in a child): nothing to compare with; the table lists it.
             if case in cases.DIES.get(export.id, ()):
                 assert judge.ort_dies(export.path, feeds)
             else:

@@ -1,4 +1,4 @@
-//! Reshapes of padded values that keep the rows: to the same sizes, adding or dropping unit
+//! Reshapes (and Unsqueezes) of padded values that keep the rows: to the same sizes, adding or dropping unit
 //! axes around the padded one (`[1, C, 1, n]` to `[1, C, n]`), or, along axis 0, each row's
 //! elements regrouped (the count first), or each row split into k rows.
 
@@ -112,4 +112,27 @@ pub(super) fn regrouped_back(
         rank: view.shapes.get(out).rank().unwrap_or(0),
         ..t.clone()
     })
+}
+
+/// `Unsqueeze(p, axes)`: the padded axis and rank after the inserted axes.
+pub(super) fn unsqueezed(
+    view: &View,
+    node: &NodeProto,
+    axis: usize,
+    rank: usize,
+) -> Option<(usize, usize)> {
+    let axes = view.axes(node, "axes", 1)?;
+    let out_rank = rank + axes.len();
+    let mut inserted: Vec<usize> = axes
+        .iter()
+        .map(|&a| crate::infer::axis_in(a, out_rank))
+        .collect::<Option<_>>()?;
+    inserted.sort_unstable();
+    let mut at = axis;
+    for i in inserted {
+        if i <= at {
+            at += 1;
+        }
+    }
+    Some((at, out_rank))
 }

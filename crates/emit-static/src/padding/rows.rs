@@ -22,29 +22,6 @@ pub(super) fn padded_alike(view: &View, name: &str, axis: usize, rank: usize, co
     dims.is_some_and(|d| d.len() == rank && d.get(axis) == Some(count))
 }
 
-/// `Unsqueeze(p, axes)`: the padded axis and rank after the inserted axes.
-pub(super) fn unsqueezed(
-    view: &View,
-    node: &NodeProto,
-    axis: usize,
-    rank: usize,
-) -> Option<(usize, usize)> {
-    let axes = view.axes(node, "axes", 1)?;
-    let out_rank = rank + axes.len();
-    let mut inserted: Vec<usize> = axes
-        .iter()
-        .map(|&a| crate::infer::axis_in(a, out_rank))
-        .collect::<Option<_>>()?;
-    inserted.sort_unstable();
-    let mut at = axis;
-    for i in inserted {
-        if i <= at {
-            at += 1;
-        }
-    }
-    Some((at, out_rank))
-}
-
 /// The output of `node` keeps the padded axis (shifted right by the ranks it adds) with the
 /// count's size: an Expand or a broadcast that adds rows to nothing and mixes no rows.
 pub(super) fn kept_axis(
@@ -136,7 +113,7 @@ pub(super) fn row_work(
         };
     match op {
         "Unsqueeze" if !t.coords && slot == 0 => or_refuse(
-            unsqueezed(view, node, t.axis, t.rank),
+            super::reshape::unsqueezed(view, node, t.axis, t.rank),
             false,
             false,
             t.dirty,

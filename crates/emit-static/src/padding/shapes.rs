@@ -8,7 +8,7 @@ use crate::infer::Dim;
 use crate::trace::View;
 
 /// How many steps may sit between the Shape and where its size is used.
-const MAX_STEPS: usize = 6;
+pub(super) const MAX_STEPS: usize = 6;
 
 /// A tensor padded alike that a shape read makes: its name, padded axis and rank.
 pub(super) type Alike = (String, usize, usize);
@@ -219,8 +219,10 @@ impl SizeUses<'_> {
                             .iter()
                             .enumerate()
                             .all(|(i, n)| i == slot || view.const_ints(n).is_some());
-                        let list = op == "Min" || minimum_of_list(view, size);
-                        others_fixed && list && used_as_k(view, &node.output[0], count, depth + 1)
+                        let list = op == "Min" || super::topk::minimum_of_list(view, size);
+                        others_fixed
+                            && list
+                            && super::topk::used_as_k(view, &node.output[0], count, depth + 1)
                     }
                     "Reshape" if slot == 1 => data_alike(),
                     "Expand" if slot == 1 && data_alike() => true,
@@ -327,47 +329,6 @@ impl SizeUses<'_> {
                 }
             })
     }
-}
-
-/// True when `list` (a ReduceMin's input) is a Concat of sizes with every other part a constant:
-/// the minimum of K and the size.
-fn minimum_of_list(view: &View, list: &str) -> bool {
-    view.producer(list).is_some_and(|concat| {
-        view.is_op(concat, "Concat")
-            && concat
-                .input
-                .iter()
-                .filter(|i| view.const_ints(i).is_none())
-                .count()
-                == 1
-    })
-}
-
-/// `k`, a minimum of the padded axis's size and constants, used only as the k of TopKs of data
-/// padded alike (through Reshape, Squeeze, Unsqueeze and Cast).
-fn used_as_k(view: &View, k: &str, count: &Dim, depth: usize) -> bool {
-    if depth > MAX_STEPS {
-        return false;
-    }
-    let readers = view.index.readers_of(k);
-    !readers.is_empty()
-        && readers.iter().all(|&(r, slot)| {
-            let node = &view.graph.node[r];
-            let op = node.op_type.as_deref().unwrap_or("");
-            if !view.is_op(node, op) {
-                return false;
-            }
-            match op {
-                "TopK" => {
-                    let dims = view.shapes.get(&node.input[0]).dims;
-                    slot == 1 && dims.is_some_and(|d| d.contains(count))
-                }
-                "Reshape" | "Squeeze" | "Unsqueeze" | "Cast" | "Identity" => {
-                    slot == 0 && used_as_k(view, &node.output[0], count, depth + 1)
-                }
-                _ => false,
-            }
-        })
 }
 
 /// `Shape(q)` of a padded `q`, read only as the shape of an Expand or a Reshape whose data is

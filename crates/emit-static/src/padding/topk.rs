@@ -262,3 +262,44 @@ fn masked_index_gather(view: &View, node: &NodeProto, slot: usize, t: &Padded) -
         count: t.count.clone(),
     })
 }
+
+/// True when `list` (a ReduceMin's input) is a Concat of sizes with every other part a constant:
+/// the minimum of K and the size.
+pub(super) fn minimum_of_list(view: &View, list: &str) -> bool {
+    view.producer(list).is_some_and(|concat| {
+        view.is_op(concat, "Concat")
+            && concat
+                .input
+                .iter()
+                .filter(|i| view.const_ints(i).is_none())
+                .count()
+                == 1
+    })
+}
+
+/// `k`, a minimum of the padded axis's size and constants, used only as the k of TopKs of data
+/// padded alike (through Reshape, Squeeze, Unsqueeze and Cast).
+pub(super) fn used_as_k(view: &View, k: &str, count: &crate::infer::Dim, depth: usize) -> bool {
+    if depth > super::shapes::MAX_STEPS {
+        return false;
+    }
+    let readers = view.index.readers_of(k);
+    !readers.is_empty()
+        && readers.iter().all(|&(r, slot)| {
+            let node = &view.graph.node[r];
+            let op = node.op_type.as_deref().unwrap_or("");
+            if !view.is_op(node, op) {
+                return false;
+            }
+            match op {
+                "TopK" => {
+                    let dims = view.shapes.get(&node.input[0]).dims;
+                    slot == 1 && dims.is_some_and(|d| d.contains(count))
+                }
+                "Reshape" | "Squeeze" | "Unsqueeze" | "Cast" | "Identity" => {
+                    slot == 0 && used_as_k(view, &node.output[0], count, depth + 1)
+                }
+                _ => false,
+            }
+        })
+}
