@@ -194,9 +194,9 @@ impl StaticPass<'_> {
         &self,
         view: &View,
         scope: &Scope,
-        first: (String, String, Plan),
+        first: Planned,
         partners: &[String],
-    ) -> Result<Vec<(String, String, Plan)>, (Reason, String)> {
+    ) -> Result<Vec<Planned>, (Reason, String)> {
         let mut batch = vec![first];
         for partner in partners {
             let Some(node) = view.producer(partner) else {
@@ -251,6 +251,9 @@ impl StaticPass<'_> {
 
 /// The mask's sizes and element type, where its padding flows, and the sinks there.
 type Plan = (Vec<i64>, i32, padding::Flow, sinks::Sinks);
+
+/// A NonZero's mask and output, and its plan.
+type Planned = (String, String, Plan);
 
 /// What the compaction of NonZero(`mask`) -> `output` needs: the mask's sizes and type, where
 /// its padding flows, and the sinks there; or why it stays dynamic.

@@ -69,6 +69,25 @@ fn read(
         );
     }
     let count = super::rows::count_dim(view, q, axis)?;
+    // The whole Shape of a list is the list of its one size too (TorchScript's index
+    // broadcast, `Where(Shape(q) == -1, 1, Shape(q))`); else its readers pick the size below.
+    if rank == 1 && whole_shape(view, shape).is_some() {
+        let mut whole_trips = vec![];
+        let mut uses = SizeUses {
+            count: &count,
+            made: vec![],
+            trips: &mut whole_trips,
+            alike: vec![],
+            sized_slices: vec![],
+        };
+        if uses.used_as_size(view, shape, Some(0), true, 0) {
+            let (made, mut used_alike, mut cuts) = (uses.made, uses.alike, uses.sized_slices);
+            alike.append(&mut used_alike);
+            sliced.append(&mut cuts);
+            trips.append(&mut whole_trips);
+            return Some(made);
+        }
+    }
     let mut uses = SizeUses {
         count: &count,
         made: vec![],
@@ -78,7 +97,7 @@ fn read(
     };
     // `Shape(q, start, end)` of the padded axis alone (the dynamo exporter's `len(q)`): a list
     // of that one size.
-    if shape_of_axis(view, shape, axis, rank) || (rank == 1 && whole_shape(view, shape).is_some()) {
+    if shape_of_axis(view, shape, axis, rank) {
         let sizes = uses.used_as_size(view, shape, Some(0), true, 0);
         alike.append(&mut uses.alike);
         sliced.append(&mut uses.sized_slices);
