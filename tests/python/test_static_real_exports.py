@@ -27,7 +27,7 @@ from onnx_cases import CLI, unread_nodes
 from test_real_exports import host_cannot_load
 
 FULLY_STATIC = ["bart_ts17.onnx", "bart_dynamo18.onnx", "faster_rcnn_ts17.onnx", "retinanet_ts17.onnx", "ssdlite320_ts17.onnx",
-                "fcos_ts17.onnx", "mixtral_ts17.onnx"]
+                "fcos_ts17.onnx", "mixtral_ts17.onnx", "longformer_ts17.onnx"]
 
 
 def feeds_of(model):
