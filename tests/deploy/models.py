@@ -34,7 +34,7 @@ FORMS_LITERT = FORMS if ALL else ("generic", "litert")
 # Real exports that --static makes fully static (issue 37 is making them so): two run in CI,
 # the rest in `deploy_all`. Each is models/real's (or models/real/families') file name.
 REAL_IN_CI = ("bart_ts17.onnx", "bart_dynamo18.onnx")
-REAL_ALL = ("mixtral_ts17.onnx", "llava_ts17.onnx", "superpoint_dynamo18.onnx", "vits_ts17.onnx")
+REAL_ALL = ("mixtral_ts17.onnx", "llava_ts17.onnx", "superpoint_dynamo18.onnx", "vits_ts17.onnx", "longformer_ts17.onnx")
 # Hand-made models past 2048: (kind, mask shape, tail of x beyond the mask).
 WIDE = [("nonzero", (3000,), ()), ("nonzero", (8, 320), ()), ("x_mask", (8, 320), (3,)),
         ("x_mask", (2, 10, 128), ()), ("mask_assign", (8, 320), ())]

@@ -27,6 +27,7 @@ mod counts;
 mod dead;
 mod derived;
 mod dynamic;
+mod einsum_matmul;
 mod emit;
 mod exact;
 mod fold;

@@ -91,21 +91,37 @@ pub(super) fn emit(
                     scope,
                     &format!("{}/frames", describe(&graph.node[conv])),
                 );
-                let padding =
-                    padding_mask(&mut e, length, m.tail, m.axis, m.rank, &counts[&m.steps]);
-                let fill = match m.fill {
-                    Fill::Zero => e.zero(elem_type),
-                    Fill::Lowest => e.extreme(elem_type, true),
-                    Fill::Highest => e.extreme(elem_type, false),
+                let count = &counts[&m.steps];
+                // A bool mask keeps its elements before the padding: And, Or (no Where, which
+                // ONNX Runtime has no bool kernel for and QNN's HTP no uint8 one).
+                let name = if elem_type == DataType::Bool as i32 {
+                    match m.fill {
+                        Fill::Zero | Fill::Lowest => {
+                            let kept = kept_mask(&mut e, length, m.tail, m.axis, m.rank, count);
+                            e.binary("And", &source, &kept)
+                        }
+                        Fill::Highest => {
+                            let padding =
+                                padding_mask(&mut e, length, m.tail, m.axis, m.rank, count);
+                            e.binary("Or", &source, &padding)
+                        }
+                    }
+                } else {
+                    let padding = padding_mask(&mut e, length, m.tail, m.axis, m.rank, count);
+                    let fill = match m.fill {
+                        Fill::Zero => e.zero(elem_type),
+                        Fill::Lowest => e.extreme(elem_type, true),
+                        Fill::Highest => e.extreme(elem_type, false),
+                    };
+                    let fill = fill.ok_or_else(|| {
+                        StaticError::Refused(format!(
+                            "the frames of {} have a type with no {:?} value",
+                            describe(&graph.node[conv]),
+                            m.fill
+                        ))
+                    })?;
+                    e.select(&padding, &fill, &source, elem_type)
                 };
-                let fill = fill.ok_or_else(|| {
-                    StaticError::Refused(format!(
-                        "the frames of {} have a type with no {:?} value",
-                        describe(&graph.node[conv]),
-                        m.fill
-                    ))
-                })?;
-                let name = e.select(&padding, &fill, &source, elem_type);
                 e.insert(graph, conv);
                 masked.insert((source.clone(), m.fill), name.clone());
                 name
@@ -216,6 +232,32 @@ fn clamp(e: &mut Emitter, limit: &str, capacity: i64) -> String {
     e.where_(&above, &cap, &at_least_zero)
 }
 
+/// bool, the complement of [`padding_mask`]: true before `count` and in the tail.
+fn kept_mask(
+    e: &mut Emitter,
+    length: i64,
+    tail: i64,
+    axis: usize,
+    rank: usize,
+    count: &str,
+) -> String {
+    if tail == 0 {
+        let positions = positions(e, length, axis, rank);
+        return e.binary("Less", &positions, count);
+    }
+    let padding = padding_mask(e, length, tail, axis, rank, count);
+    e.op("Not", &[&padding], vec![])
+}
+
+/// 0, 1, ... `whole - 1` along `axis` of a rank-`rank` tensor, sized to broadcast against it.
+fn positions(e: &mut Emitter, whole: i64, axis: usize, rank: usize) -> String {
+    let mut dims = vec![whole];
+    dims.extend(std::iter::repeat_n(1, rank.saturating_sub(axis + 1)));
+    // A Range, not a constant of `whole` positions: a capacity may be long.
+    let positions = e.range(whole);
+    e.reshape(&positions, &dims)
+}
+
 /// bool, true past `count` along `axis` of a rank-`rank` tensor of `length` there, then `tail`
 /// real positions (a joined axis: the padding is `[count, length)`), sized to broadcast
 /// against it.
@@ -227,12 +269,7 @@ fn padding_mask(
     rank: usize,
     count: &str,
 ) -> String {
-    let whole = length + tail;
-    let mut dims = vec![whole];
-    dims.extend(std::iter::repeat_n(1, rank.saturating_sub(axis + 1)));
-    // A Range, not a constant of `length` positions: a capacity may be long.
-    let positions = e.range(whole);
-    let positions = e.reshape(&positions, &dims);
+    let positions = positions(e, length + tail, axis, rank);
     let valid = e.binary("Less", &positions, count);
     let past = e.op("Not", &[&valid], vec![]);
     if tail == 0 {
