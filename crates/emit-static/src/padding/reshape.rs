@@ -105,8 +105,15 @@ pub(super) fn regrouped_back(
         let row: Option<Vec<i64>> = dims[1..].iter().map(Dim::as_static).collect();
         checked_numel(&row?)
     };
+    // Rows in between of a fixed number of elements each (`[2, -1]`), which must divide a row:
+    // then any capacity's rows fill them, as the count's did.
+    let between_dims = view.shapes.get(between).dims?;
+    let fixed: Vec<i64> = between_dims.iter().filter_map(Dim::as_static).collect();
+    let open = between_dims.len() - fixed.len();
+    let per_row = row(&t.name)?;
+    let divides = checked_numel(&fixed).is_some_and(|f| f > 0 && per_row % f == 0);
     let out = back.output.first()?;
-    (row(&t.name)? == row(out)?).then(|| Padded {
+    (open == 1 && divides && per_row == row(out)?).then(|| Padded {
         name: out.clone(),
         axis: 0,
         rank: view.shapes.get(out).rank().unwrap_or(0),
