@@ -122,6 +122,10 @@ impl StaticPass<'_> {
                     && !self.known.contains_key(&n.output[0])
             }) {
                 let (mask, output) = (later.input[0].clone(), later.output[0].clone());
+                // One of selections sharing a count goes with them only (above).
+                if !partners::sharing_count(&view, &output).is_empty() {
+                    break;
+                }
                 let Ok(plan) = self::plan(&view, scope, &mask, &output) else {
                     break;
                 };
