@@ -239,9 +239,11 @@ pub(super) fn row_work(
                         .get(&t.name)
                         .dims
                         .is_some_and(|d| d[1].as_static() == Some(1)));
-            // To its own sizes (TorchScript's index broadcast): the same tensor.
+            // To its own sizes (TorchScript's index broadcast): the same tensor. (Coordinates of
+            // more axes, `[n, 1]`, stay spread below: an index_add's indices.)
             let dims = |name: &str| view.shapes.get(name).dims;
-            if dims(&t.name).is_some() && dims(&t.name) == dims(&node.output[0]) {
+            let same = dims(&t.name).is_some() && dims(&t.name) == dims(&node.output[0]);
+            if same && (!t.coords || t.rank == 1) {
                 return next(t.axis, t.rank, t.coords, t.spread, t.dirty);
             }
             if t.coords && (t.axis != 0 || !one_column) {
