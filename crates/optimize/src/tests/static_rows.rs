@@ -10,6 +10,15 @@ use crate::optimize_with;
 /// tokens whose score is positive, as TorchScript writes it (`y` is the MLP's rows, also an
 /// output when `mlp_out`).
 fn expert(mlp_out: bool) -> Vec<u8> {
+    expert_of_width(mlp_out, 2)
+}
+
+/// [`expert`] with rows of `width` (1 or 2) elements.
+fn expert_of_width(mlp_out: bool, width: usize) -> Vec<u8> {
+    let (w, b) = ([1.0, 2.0, 3.0, 4.0], [0.5, -0.5]);
+    let w = if width == 1 { &w[..1] } else { &w[..] };
+    let b = &b[..width];
+    let width_dim = width.to_string();
     let nodes = vec![
         node("Greater", &["score", "zero"], &["mask"], vec![]),
         node("NonZero", &["mask"], &["nz"], vec![]),
@@ -46,14 +55,14 @@ fn expert(mlp_out: bool) -> Vec<u8> {
         vec![
             value("score", DataType::Float, Some(&["t"])),
             value("weight", DataType::Float, Some(&["t"])),
-            value("hidden", DataType::Float, Some(&["t", "2"])),
-            value("base", DataType::Float, Some(&["t", "2"])),
+            value("hidden", DataType::Float, Some(&["t", &width_dim])),
+            value("base", DataType::Float, Some(&["t", &width_dim])),
         ],
         outputs,
         vec![
             float_tensor("zero", &[], &[0.0]),
-            float_tensor("w", &[2, 2], &[1.0, 2.0, 3.0, 4.0]),
-            float_tensor("b", &[2], &[0.5, -0.5]),
+            float_tensor("w", &[width as i64, width as i64], w),
+            float_tensor("b", &[width as i64], b),
             int64s("minus_one", &[-1]),
             int64s("one", &[1]),
         ],
@@ -110,6 +119,20 @@ fn an_experts_rows_are_written_back_through_a_dropped_slot() {
     assert_eq!(redirect.op_type.as_deref(), Some("Where"));
     let s = report.static_mode.as_ref().unwrap();
     assert!(s.count_outputs.is_empty(), "{:?}", s.count_outputs);
+}
+
+/// Rows of one element: the index's Expand is to its own sizes (`[n, 1]`), and the indices
+/// stay an index_add's spread coordinates, which the write takes.
+#[test]
+fn an_experts_rows_of_one_element_are_written_back_too() {
+    let options = static_options(&[
+        ("score", &[5]),
+        ("weight", &[5]),
+        ("hidden", &[5, 1]),
+        ("base", &[5, 1]),
+    ]);
+    let (_, report) = optimize_with(&expert_of_width(false, 1), &options).expect("static");
+    assert_eq!(report.nonzero_left(), 0, "{:?}", report.left_lines());
 }
 
 #[test]
