@@ -10,8 +10,13 @@
 //!   op writes ("Input tensor ... lacks data" at run time: the counts of one NonZero's two
 //!   readers).
 //!
-//! Both are exact: a Slice of a part's range is the part; `x + 0` is `x` for integers (only
-//! integer outputs are rewritten: a float `-0.0 + 0` would be +0.0).
+//! - a Clip of integers becomes `Min(Max(x, lo), hi)` ([`integer_clips_as_max_min`]): the
+//!   backend writes Longformer's own `Clip(attention_mask * (global + 1), 0, 1)` of int64 as a
+//!   RELU_0_TO_1 of int32 input and int64 output, which LiteRT refuses to prepare.
+//!
+//! All are exact: a Slice of a part's range is the part; `x + 0` is `x` for integers (only
+//! integer outputs are rewritten: a float `-0.0 + 0` would be +0.0); a Clip of integers is its
+//! Max and Min.
 
 use super::scope::{names_in, Scope};
 use crate::graph::{int_attr, ints_attr};
@@ -20,12 +25,74 @@ use nonzero_proto::onnx::type_proto::Value;
 use nonzero_proto::onnx::{GraphProto, NodeProto, TensorProto};
 use std::collections::HashSet;
 
-/// Both rewrites; returns how many nodes each changed.
-pub fn rewrite(graph: &mut GraphProto, scope: &Scope) -> (usize, usize) {
+/// The rewrites; returns how many nodes each changed.
+pub fn rewrite(graph: &mut GraphProto, scope: &Scope) -> (usize, usize, usize) {
     (
         splits_as_slices(graph, scope),
         identity_outputs_apart(graph),
+        integer_clips_as_max_min(graph, scope),
     )
+}
+
+/// Each Clip (opset 11 on: bounds as inputs) of an integer tensor becomes Max with its lower
+/// bound, then Min with its upper one (either left out where the Clip has none).
+pub fn integer_clips_as_max_min(graph: &mut GraphProto, scope: &Scope) -> usize {
+    if scope.opset < 12 {
+        return 0; // no integer Max or Min before opset 12
+    }
+    let (_, shapes) = scope.shapes_of(graph);
+    let integer = |name: &str| {
+        let t = shapes.info(name).and_then(|i| i.elem_type);
+        t.and_then(|t| DataType::try_from(t).ok())
+            .is_some_and(|t| matches!(t, DataType::Int64 | DataType::Int32))
+    };
+    let mut names = HashSet::new();
+    names_in(graph, &mut names, 0);
+    let mut changed = 0;
+    // From the last, so that the positions of the ones before stay valid.
+    for at in (0..graph.node.len()).rev() {
+        let node = &graph.node[at];
+        let clip = crate::graph::is_onnx_op(node, "Clip") && node.output.len() == 1;
+        if !clip || !node.input.first().is_some_and(|x| integer(x)) {
+            continue;
+        }
+        let bound = |i: usize| node.input.get(i).filter(|b| !b.is_empty()).cloned();
+        let name = node.name.clone().unwrap_or_else(|| node.output[0].clone());
+        let (mut value, out) = (node.input[0].clone(), node.output[0].clone());
+        let steps: Vec<(&str, String)> = [("Max", bound(1)), ("Min", bound(2))]
+            .into_iter()
+            .filter_map(|(op, b)| Some((op, b?)))
+            .collect();
+        if steps.is_empty() {
+            continue; // a Clip with no bounds is its input: left as it is
+        }
+        let last = steps.len() - 1;
+        let mut nodes = vec![];
+        for (i, (op, b)) in steps.into_iter().enumerate() {
+            let output = if i == last {
+                out.clone()
+            } else {
+                let free = (0..).map(|k| format!("{out}/raised{k}"));
+                let name = free
+                    .into_iter()
+                    .find(|n| !names.contains(n))
+                    .expect("a free name");
+                names.insert(name.clone());
+                name
+            };
+            nodes.push(NodeProto {
+                op_type: Some(op.into()),
+                name: Some(format!("{name}/{}", op.to_ascii_lowercase())),
+                input: vec![value, b],
+                output: vec![output.clone()],
+                ..Default::default()
+            });
+            value = output;
+        }
+        graph.node.splice(at..=at, nodes);
+        changed += 1;
+    }
+    changed
 }
 
 /// Each Split whose input has a fixed shape and whose part sizes are known becomes Slices.

@@ -150,9 +150,10 @@ pub fn in_range(e: &mut Emitter, index: &str, by_position: bool, numel: i64) -> 
 }
 
 /// The last steps of a portable form over the whole graph (none for the generic target):
-/// [`transpose_before_cast`], for QNN the model's own OneHots in standard ops
-/// ([`super::one_hot`]) and Einsums as MatMuls ([`super::einsum_matmul`]), for LiteRT Splits as Slices and integer output Identities apart
-/// ([`super::litert`]), and for RKNN [`distinct_outputs`] and one Gather per data tensor
+/// [`transpose_before_cast`]; for QNN the model's own OneHots in standard ops
+/// ([`super::one_hot`]) and Einsums as MatMuls ([`super::einsum_matmul`]); for LiteRT Splits
+/// as Slices, integer output Identities apart and integer Clips as Max and Min
+/// ([`super::litert`]); for RKNN [`distinct_outputs`] and one Gather per data tensor
 /// ([`super::parallel_gathers`]).
 pub fn finish(graph: &mut GraphProto, scope: &super::scope::Scope) {
     if !scope.target.portable() {
