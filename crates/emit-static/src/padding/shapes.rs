@@ -200,18 +200,17 @@ impl SizeUses<'_> {
             && readers.iter().all(|&(r, slot)| {
                 let node = &view.graph.node[r];
                 let op = node.op_type.as_deref().unwrap_or("");
-                let data_alike = || {
-                    let has_count = |name: &str| {
-                        let dims = view.shapes.get(name).dims;
-                        dims.is_some_and(|d| d.contains(count))
-                    };
-                    // Or rows regrouped by a Reshape on their way back to rows
-                    // (reshape.rs `regrouped_back`).
-                    let regrouped = view
-                        .producer(&node.input[0])
+                let has_count = |name: &str| {
+                    let dims = view.shapes.get(name).dims;
+                    dims.is_some_and(|d| d.contains(count))
+                };
+                let data_alike = || has_count(&node.input[0]);
+                // Rows regrouped by a Reshape on their way back to rows, which this Reshape
+                // is (reshape.rs `regrouped_back`).
+                let regrouped = || {
+                    view.producer(&node.input[0])
                         .filter(|p| view.is_op(p, "Reshape"))
-                        .is_some_and(|p| has_count(&p.input[0]));
-                    has_count(&node.input[0]) || regrouped
+                        .is_some_and(|p| has_count(&p.input[0]))
                 };
                 if view.is_op(node, "TopK") {
                     return slot == 1 && data_alike();
@@ -243,7 +242,7 @@ impl SizeUses<'_> {
                             && list
                             && super::topk::used_as_k(view, &node.output[0], count, depth + 1)
                     }
-                    "Reshape" if slot == 1 => data_alike(),
+                    "Reshape" if slot == 1 => data_alike() || regrouped(),
                     "Expand" if slot == 1 && data_alike() => true,
                     // `zeros(len(q), ...)` as the dynamo exporter writes it: a fixed fill
                     // expanded to the sizes, padded alike along `at`.
