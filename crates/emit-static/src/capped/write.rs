@@ -92,22 +92,27 @@ pub(super) fn emit(
                     &format!("{}/frames", describe(&graph.node[conv])),
                 );
                 let count = &counts[&m.steps];
+                let frames = Frames {
+                    length,
+                    tail: m.tail,
+                    axis: m.axis,
+                    rank: m.rank,
+                };
                 // A bool mask keeps its elements before the padding: And, Or (no Where, which
                 // ONNX Runtime has no bool kernel for and QNN's HTP no uint8 one).
                 let name = if elem_type == DataType::Bool as i32 {
                     match m.fill {
                         Fill::Zero | Fill::Lowest => {
-                            let kept = kept_mask(&mut e, length, m.tail, m.axis, m.rank, count);
+                            let kept = kept_mask(&mut e, frames, count);
                             e.binary("And", &source, &kept)
                         }
                         Fill::Highest => {
-                            let padding =
-                                padding_mask(&mut e, length, m.tail, m.axis, m.rank, count);
+                            let padding = padding_mask(&mut e, frames, count);
                             e.binary("Or", &source, &padding)
                         }
                     }
                 } else {
-                    let padding = padding_mask(&mut e, length, m.tail, m.axis, m.rank, count);
+                    let padding = padding_mask(&mut e, frames, count);
                     let fill = match m.fill {
                         Fill::Zero => e.zero(elem_type),
                         Fill::Lowest => e.extreme(elem_type, true),
@@ -161,7 +166,13 @@ pub(super) fn emit(
         } else {
             (unpadded, counts[&out.steps].clone())
         };
-        let padding = padding_mask(&mut e, length, 0, out.axis, out.rank, &count);
+        let frames = Frames {
+            length,
+            tail: 0,
+            axis: out.axis,
+            rank: out.rank,
+        };
+        let padding = padding_mask(&mut e, frames, &count);
         let fill = if elem_type == DataType::Int64 as i32 {
             Some(e.scalar(-1))
         } else {
@@ -232,50 +243,48 @@ fn clamp(e: &mut Emitter, limit: &str, capacity: i64) -> String {
     e.where_(&above, &cap, &at_least_zero)
 }
 
-/// bool, the complement of [`padding_mask`]: true before `count` and in the tail.
-fn kept_mask(
-    e: &mut Emitter,
+/// Frames of `length` along `axis` of a rank-`rank` tensor, then `tail` fixed positions (a
+/// joined axis): the padding is `[count, length)`.
+#[derive(Clone, Copy)]
+struct Frames {
     length: i64,
     tail: i64,
     axis: usize,
     rank: usize,
-    count: &str,
-) -> String {
-    if tail == 0 {
-        let positions = positions(e, length, axis, rank);
+}
+
+/// bool, the complement of [`padding_mask`]: true before `count` and in the tail.
+fn kept_mask(e: &mut Emitter, frames: Frames, count: &str) -> String {
+    if frames.tail == 0 {
+        let positions = positions(e, frames);
         return e.binary("Less", &positions, count);
     }
-    let padding = padding_mask(e, length, tail, axis, rank, count);
+    let padding = padding_mask(e, frames, count);
     e.op("Not", &[&padding], vec![])
 }
 
-/// 0, 1, ... `whole - 1` along `axis` of a rank-`rank` tensor, sized to broadcast against it.
-fn positions(e: &mut Emitter, whole: i64, axis: usize, rank: usize) -> String {
+/// 0, 1, ... along the frames and the tail, sized to broadcast against the tensor.
+fn positions(e: &mut Emitter, frames: Frames) -> String {
+    let whole = frames.length + frames.tail;
     let mut dims = vec![whole];
-    dims.extend(std::iter::repeat_n(1, rank.saturating_sub(axis + 1)));
+    dims.extend(std::iter::repeat_n(
+        1,
+        frames.rank.saturating_sub(frames.axis + 1),
+    ));
     // A Range, not a constant of `whole` positions: a capacity may be long.
     let positions = e.range(whole);
     e.reshape(&positions, &dims)
 }
 
-/// bool, true past `count` along `axis` of a rank-`rank` tensor of `length` there, then `tail`
-/// real positions (a joined axis: the padding is `[count, length)`), sized to broadcast
-/// against it.
-fn padding_mask(
-    e: &mut Emitter,
-    length: i64,
-    tail: i64,
-    axis: usize,
-    rank: usize,
-    count: &str,
-) -> String {
-    let positions = positions(e, length + tail, axis, rank);
+/// bool, true in the padding of `frames`, sized to broadcast against the tensor.
+fn padding_mask(e: &mut Emitter, frames: Frames, count: &str) -> String {
+    let positions = positions(e, frames);
     let valid = e.binary("Less", &positions, count);
     let past = e.op("Not", &[&valid], vec![]);
-    if tail == 0 {
+    if frames.tail == 0 {
         return past;
     }
-    let end = e.scalar(length);
+    let end = e.scalar(frames.length);
     let before_tail = e.binary("Less", &positions, &end);
     e.binary("And", &past, &before_tail)
 }
