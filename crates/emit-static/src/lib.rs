@@ -312,7 +312,13 @@ impl StaticPass<'_> {
         if scope.depth == 0 {
             self.capped_lengths(graph, scope)?;
         }
+        let compacted = self.summary.compacted.len();
         self.fixed_capacity(graph, scope)?;
+        if self.summary.compacted.len() > compacted {
+            // Shapes read of padded rows (a Reshape back to rows of `len(rows)`) are fixed
+            // now: folded here, or making the model static again would fold them.
+            self.fold(graph, scope);
+        }
         outputs::declare_fixed(graph, scope);
         Ok(())
     }
