@@ -8,14 +8,13 @@
 //! that the driver puts into its report (docs/architecture.md).
 //!
 //! In order: every graph input gets a fixed shape ([`inputs`]); the library's ops are lowered to
-//! their standard bodies everywhere ([`lower`]). Then per graph, each If, Loop and Scan body
-//! before the graph that holds it ([`scope`]): an If the fixed shapes decide becomes its branch
-//! ([`branches`]); rewrites that change no output remove NonZero where its coordinates are not
-//! needed (masked writes as `Where`, [`writes`]; count uses as a sum, [`counts`]), the Shapes
-//! of fixed tensors they wrote folded again ([`fold`]); what must
-//! stay a list gets a fixed capacity ([`capacity`], [`compact`]) where its padding only reaches
-//! padding-safe readers ([`padding`]), each padded graph output gaining `<name>_count`
-//! ([`outputs`]); finally whatever still depends on values is reported ([`dynamic`]).
+//! their standard bodies everywhere ([`lower`]). Then per graph, each body before its graph
+//! ([`scope`]): an If the fixed shapes decide becomes its branch ([`branches`]); rewrites that
+//! change no output remove NonZero where its coordinates are not needed ([`writes`], [`counts`]);
+//! what must stay a list gets a fixed capacity ([`capacity`], [`compact`]) where its padding
+//! reaches only padding-safe readers ([`padding`]), padded outputs gaining `<name>_count`
+//! ([`outputs`]), the shapes each step fixed folded ([`fold`]); whatever still depends on values
+//! is reported ([`dynamic`]).
 
 mod branches;
 mod capacity;
@@ -86,11 +85,9 @@ const MIN_OPSET: i64 = 11;
 pub struct Settings {
     /// The shape of each named graph input, over what the model declares.
     pub input_shapes: BTreeMap<String, Vec<i64>>,
-    /// The most coordinates or rows a data-dependent output holds; default the mask's
-    /// element count.
+    /// The most coordinates or rows a data-dependent output holds (default: the mask's size).
     pub capacity: Option<i64>,
-    /// The capacity of the selections that reach a graph output of the main graph, by its name,
-    /// in place of `capacity` for them.
+    /// Per graph output of the main graph, the capacity of the selections reaching it.
     pub output_capacities: BTreeMap<String, i64>,
     /// Write the model even when data-dependent nodes remain (they are reported).
     pub allow_dynamic: bool,
@@ -315,9 +312,7 @@ impl StaticPass<'_> {
         let compacted = self.summary.compacted.len();
         self.fixed_capacity(graph, scope)?;
         if self.summary.compacted.len() > compacted {
-            // Shapes read of padded rows (a Reshape back to rows of `len(rows)`) are fixed
-            // now: folded here, or making the model static again would fold them.
-            self.fold(graph, scope);
+            self.fold(graph, scope); // shapes read of padded rows, fixed now (idempotence)
         }
         outputs::declare_fixed(graph, scope);
         Ok(())
