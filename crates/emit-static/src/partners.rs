@@ -49,10 +49,10 @@ pub fn check(members: &[Member]) -> Result<(), (Reason, String)> {
         let numel = checked_numel(m.dims)?;
         Some(m.capacity.map_or(numel, |c| c.min(numel)))
     };
-    let first = members
-        .first()
-        .ok_or((Reason::PaddingUnsafe, String::new()))?;
-    for m in &members[1..] {
+    let Some((first, others)) = members.split_first() else {
+        return Ok(());
+    };
+    for m in others {
         if rows(m) != rows(first) {
             return Err((
                 Reason::PaddingUnsafe,
