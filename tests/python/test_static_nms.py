@@ -68,8 +68,8 @@ def nms_model(b, c, n, max_output, iou, threshold, center, opset, keep=None):
 
 
 @st.composite
-def nms_cases(draw, ties):
-    b, c, n = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(0, 24))
+def nms_cases(draw, ties, boxes=(0, 24), keeps=(None, None, 0, 1, 3, 100)):
+    b, c, n = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(*boxes))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     if draw(st.booleans()):
         boxes = rng.integers(0, 12, (b, n, 4)).astype(np.float32)
@@ -86,7 +86,7 @@ def nms_cases(draw, ties):
     threshold = draw(st.sampled_from((None, 0.4)))
     model = nms_model(b, c, n, max_output, draw(st.sampled_from((0.0, 0.3, 0.5, 1.0))), threshold,
                       draw(st.integers(0, 1)), draw(st.sampled_from((11, 13))),
-                      keep=draw(st.sampled_from((None, None, 0, 1, 3, 100))))
+                      keep=draw(st.sampled_from(keeps)))
     feeds = {"boxes": boxes, "scores": scores}
     if max_output == "input":
         feeds["max_output"] = np.array([draw(st.sampled_from((-1, 0, 2, 100)))], dtype=np.int64)
@@ -106,15 +106,25 @@ def make_static(model, feeds, *extra):
             return onnx.load(out), json.load(f)
 
 
-def static_rows(model, feeds, target=None):
-    """The static form's rows cut to its count; `target` ("qnn") writes the unrolled NPU form,
-    asserted to have no Loop up to 128 boxes per list (unrolled.rs's MAX_BOXES), a Loop past it."""
+# What an NPU target's NMS becomes (greedy.rs's `form`): up to 128 boxes per list the unrolled
+# fixed point (unrolled.rs's MAX_BOXES), past it up to 300 picks per list the unrolled picks
+# (picks.rs's MAX_PICKS), and past both the Loop.
+NPU_FORMS = ("unrolled greedy steps", "unrolled greedy picks", "greedy Loop")
+
+
+def static_rows(model, feeds, target=None, form=None):
+    """The static form's rows cut to its count; `target` ("qnn") writes an NPU form, asserted to
+    be `form` (of NPU_FORMS; by default the unrolled steps up to 128 boxes per list, the picks
+    past it), with a Loop only in the Loop form."""
     static, report = make_static(model, feeds, *(["--target", target] if target else []))
-    assert "fixed-nms" in [r["kind"] for r in report["static"]["rewrites"]], report
+    lines = [r["line"] for r in report["static"]["rewrites"] if r["kind"] == "fixed-nms"]
+    assert len(lines) == 1, report
     ops = {n.op_type for n in static.graph.node}
     assert "NonMaxSuppression" not in ops and [o.name for o in static.graph.output] == ["selected", "selected_count"]
     if target:
-        assert ("Loop" in ops) == (feeds["boxes"].shape[1] > 128), ops
+        form = form or NPU_FORMS[int(feeds["boxes"].shape[1] > 128)]
+        assert form in lines[0], lines[0]
+        assert ("Loop" in ops) == (form == "greedy Loop"), ops
     rows, count = session(static, library=False, threads=1).run(None, feeds)
     assert rows.dtype == np.int64 and rows.shape[1] == 3 and 0 <= count <= rows.shape[0]
     assert (rows[count:] == -1).all(), rows
@@ -181,9 +191,9 @@ def check(model, feeds, ties, target=None):
     assert np.array_equal(rows, want[:keep]), (rows, want[:keep])
 
 
-def run_property(ties, target=None):
+def run_property(ties, target=None, **draws):
     @PROFILE
-    @given(case=nms_cases(ties))
+    @given(case=nms_cases(ties, **draws))
     def prop(case):
         check(*case, ties, target)
 
@@ -210,6 +220,21 @@ def test_unrolled_nms_of_the_npu_targets_equals_onnxruntime_on_distinct_scores(t
 @pytest.mark.parametrize("target", ["qnn", "rknn"])
 def test_unrolled_nms_of_the_npu_targets_takes_the_lower_index_first_among_equal_scores(target):
     run_property(ties=True, target=target)
+
+
+# Past 128 boxes per list: at most 300 picks unrolled (picks.rs); every `max_output` form (a
+# run-time count, 1 << 40: every box, the unrolled picks as many as the boxes).
+PAST_MAX_BOXES = {"boxes": (129, 140), "keeps": (None, 0, 1, 3, 100)}
+
+
+@pytest.mark.parametrize("target", ["qnn", "rknn"])
+def test_unrolled_picks_of_the_npu_targets_equal_onnxruntime_on_distinct_scores(target):
+    run_property(ties=False, target=target, **PAST_MAX_BOXES)
+
+
+@pytest.mark.parametrize("target", ["qnn", "rknn"])
+def test_unrolled_picks_of_the_npu_targets_take_the_lower_index_first_among_equal_scores(target):
+    run_property(ties=True, target=target, **PAST_MAX_BOXES)
 
 
 def batched_nms_model(n, tested="b"):
@@ -314,16 +339,19 @@ def test_an_if_testing_another_selection_is_not_taken():
     assert want.shape == (0, 4) and np.array_equal(got, want), got
 
 
-@pytest.mark.parametrize("n, target", [(300, None), (2100, None), (128, "qnn"), (129, "qnn")])
-def test_fixed_nms_equals_onnxruntime_on_many_boxes(n, target):
+@pytest.mark.parametrize("n, target, max_output", [(300, None, 1 << 40), (2100, None, 1 << 40), (128, "qnn", 1 << 40),
+                                                   (129, "qnn", 1 << 40), (2100, "qnn", 300), (2100, "qnn", 301)])
+def test_fixed_nms_equals_onnxruntime_on_many_boxes(n, target, max_output):
     """Many overlapping boxes: 300 take the overlaps of every pair computed once, 2,100 (past
     greedy.rs's MATRIX_ELEMENTS) each pick's row computed in its iteration; for an NPU target,
-    128 unrolled and 129 (past MAX_BOXES) a Loop. Exact every way."""
-    model = nms_model(1, 1, n, 1 << 40, 0.5, None, 0, 13)
+    128 the unrolled steps, 129 (past MAX_BOXES) and 2,100 with 300 picks asked the unrolled
+    picks, and 301 picks (past MAX_PICKS) a Loop. Exact every way."""
+    model = nms_model(1, 1, n, max_output, 0.5, None, 0, 13)
     rng = np.random.default_rng(n)
     xy = rng.random((1, n, 2)).astype(np.float32) * 300
     boxes = np.concatenate([xy, xy + 1 + rng.random((1, n, 2)).astype(np.float32) * 40], axis=2)
     feeds = {"boxes": boxes, "scores": (rng.permutation(n).astype(np.float32) / n).reshape(1, 1, n)}
-    rows = static_rows(model, feeds, target)
+    form = NPU_FORMS[2] if max_output == 301 else None
+    rows = static_rows(model, feeds, target, form)
     (want,) = session(model, library=False, threads=1).run(None, feeds)
-    assert len(want) > n // 4 and np.array_equal(rows, want)
+    assert len(want) > min(n // 4, max_output - 1) and np.array_equal(rows, want)

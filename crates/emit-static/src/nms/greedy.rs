@@ -26,7 +26,7 @@
 use super::super::compact::{self, Compacted};
 use super::super::emit::{int_attr, Emitter};
 use super::super::outputs::tensor_value;
-use super::unrolled;
+use super::{picks, unrolled};
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::{AttributeProto, GraphProto, NodeProto};
 
@@ -73,6 +73,8 @@ pub fn form(portable: bool, boxes: i64, k: i64) -> String {
             "{} unrolled greedy steps (no Loop, for the target)",
             boxes - 1
         )
+    } else if portable && k <= picks::MAX_PICKS {
+        format!("{k} unrolled greedy picks per batch and class (no Loop, for the target)")
     } else {
         format!("a greedy Loop of at most {k} picks per batch and class")
     }
@@ -249,6 +251,10 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
         let trips = inputs.max_output_at_run_time.then_some(trips.as_str());
         return unrolled::lists(e, &sorted, &threshold, trips, [b, c, n], k);
     }
+    if e.target.portable() && k <= picks::MAX_PICKS {
+        let trips = inputs.max_output_at_run_time.then_some(trips.as_str());
+        return picks::unrolled(e, &corners, &alive, &order, &threshold, trips, n, k);
+    }
     let go = e.bool_scalar(true);
     let zero_f = e.float_scalar(0.0);
     let ranks = e.range(k);
@@ -272,50 +278,38 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
         e.fresh("alive"),
         e.fresh("lists"),
     );
-    let alive_int = e.cast(&alive_in, DataType::Int32);
-    let pick = e.op(
-        "ArgMax",
-        &[&alive_int],
-        vec![int_attr("axis", 2), int_attr("keepdims", 1)],
-    );
-    let at_pick = |e: &mut Emitter, data: &str| {
-        e.op("GatherElements", &[data, &pick], vec![int_attr("axis", 2)])
+    let lists = picks::Boxes {
+        corners: &corners,
+        order: &order,
+        positions: &positions,
+        none: &none,
+        threshold: &threshold,
+        zero: &zero_f,
     };
-    let found = at_pick(e, &alive_in);
-    let box_index = at_pick(e, &order);
-    let picked = e.where_(&found, &box_index, &none);
+    let (pick, picked) = picks::pick(e, &lists, &alive_in, DataType::Int32);
     let this_rank = e.binary("Equal", &ranks, &iteration);
     let lists_out = e.where_(&this_rank, &picked, &lists_in);
     // The body's inner types, declared: IREE's importer needs them for the row's steps.
     let mut inner = vec![];
-    let suppressed = match &matrix {
-        // Row p of the overlaps computed once.
-        Some(overlap) => {
-            let at = e.unsqueeze(&pick, &[3]);
-            let at_row = e.op("Expand", &[&at, &row_shape], vec![]);
-            let row = e.op(
-                "GatherElements",
-                &[overlap, &at_row],
-                vec![int_attr("axis", 2)],
-            );
-            let int64 = DataType::Int64 as i32;
-            inner.extend([
-                tensor_value(&pick, int64, &[b, c, 1]),
-                tensor_value(&at, int64, &[b, c, 1, 1]),
-                tensor_value(&at_row, int64, &[b, c, 1, n]),
-                tensor_value(&row, DataType::Bool as i32, &[b, c, 1, n]),
-            ]);
-            e.op("Reshape", &[&row, &spread], vec![])
-        }
-        None => {
-            let p: Vec<String> = corners.iter().map(|q| at_pick(e, q)).collect();
-            overlaps(e, &p, &corners, &threshold, &zero_f)
-        }
-    };
-    let itself = e.binary("Equal", &positions, &pick);
-    let gone = e.binary("Or", &suppressed, &itself);
-    let stays = e.op("Not", &[&gone], vec![]);
-    let alive_out = e.binary("And", &alive_in, &stays);
+    // Row p of the overlaps computed once; else computed from the pick's corners.
+    let suppressed = matrix.as_ref().map(|overlap| {
+        let at = e.unsqueeze(&pick, &[3]);
+        let at_row = e.op("Expand", &[&at, &row_shape], vec![]);
+        let row = e.op(
+            "GatherElements",
+            &[overlap, &at_row],
+            vec![int_attr("axis", 2)],
+        );
+        let int64 = DataType::Int64 as i32;
+        inner.extend([
+            tensor_value(&pick, int64, &[b, c, 1]),
+            tensor_value(&at, int64, &[b, c, 1, 1]),
+            tensor_value(&at_row, int64, &[b, c, 1, n]),
+            tensor_value(&row, DataType::Bool as i32, &[b, c, 1, n]),
+        ]);
+        e.op("Reshape", &[&row, &spread], vec![])
+    });
+    let alive_out = picks::survivors(e, &lists, &alive_in, &pick, suppressed);
     let alive_any = e.cast(&alive_out, DataType::Int32);
     let any = e.op("ReduceMax", &[&alive_any], vec![int_attr("keepdims", 0)]);
     let go_out = e.cast(&any, DataType::Bool);

@@ -18,6 +18,7 @@
 
 mod fixed;
 mod greedy;
+mod picks;
 mod unrolled;
 
 use super::emit::Emitter;
