@@ -242,18 +242,17 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
         Some(t) => t.to_string(),
         None => e.float_scalar(0.0),
     };
+    let sorted = unrolled::Sorted {
+        corners: &corners,
+        alive: &alive,
+        order: &order,
+    };
+    let run_time_trips = inputs.max_output_at_run_time.then_some(trips.as_str());
     if e.target.portable() && n <= unrolled::MAX_BOXES {
-        let sorted = unrolled::Sorted {
-            corners: &corners,
-            alive: &alive,
-            order: &order,
-        };
-        let trips = inputs.max_output_at_run_time.then_some(trips.as_str());
-        return unrolled::lists(e, &sorted, &threshold, trips, [b, c, n], k);
+        return unrolled::lists(e, &sorted, &threshold, run_time_trips, [b, c, n], k);
     }
     if e.target.portable() && k <= picks::MAX_PICKS {
-        let trips = inputs.max_output_at_run_time.then_some(trips.as_str());
-        return picks::unrolled(e, &corners, &alive, &order, &threshold, trips, n, k);
+        return picks::unrolled(e, &sorted, &threshold, run_time_trips, n, k);
     }
     let go = e.bool_scalar(true);
     let zero_f = e.float_scalar(0.0);

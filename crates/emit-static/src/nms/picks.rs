@@ -10,6 +10,7 @@
 //! what the Loop's rows past its last trip hold. Exact, as the Loop is.
 
 use super::greedy::overlaps;
+use super::unrolled::Sorted;
 use crate::emit::{int_attr, Emitter};
 use nonzero_proto::onnx::tensor_proto::DataType;
 
@@ -76,28 +77,26 @@ pub fn survivors(
 /// are int32: QNN HTP holds int64 as int32 and leaves a Where of int64 to the CPU EP.
 pub fn unrolled(
     e: &mut Emitter,
-    corners: &[String],
-    alive: &str,
-    order: &str,
+    sorted: &Sorted,
     threshold: &str,
     trips: Option<&str>,
     boxes: i64,
     k: i64,
 ) -> String {
-    let order = e.cast(order, DataType::Int32);
+    let order = e.cast(sorted.order, DataType::Int32);
     let positions: Vec<i32> = (0..boxes).map(|p| p as i32).collect();
     let positions = e.int32s(&positions, &[boxes]);
     let none = e.int32s(&[-1], &[]);
     let zero = e.float_scalar(0.0);
     let lists = Boxes {
-        corners,
+        corners: sorted.corners,
         order: &order,
         positions: &positions,
         none: &none,
         threshold,
         zero: &zero,
     };
-    let mut alive = alive.to_string();
+    let mut alive = sorted.alive.to_string();
     let mut picks = Vec::new();
     for step in 0..k {
         let (index, picked) = pick(e, &lists, &alive, DataType::Float);
