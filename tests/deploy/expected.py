@@ -39,9 +39,12 @@ for _form in ("generic", "qnn", "litert"):
 # Runtime, OpenVINO and IREE); the NPU targets' form unrolls it (crates/emit-static/src/nms/unrolled.rs).
 MASK_NMS = [f"torch_patterns/{_name}_{_exporter}.onnx" for _name in ("mask_nms", "mask_nms_indices")
             for _exporter in ("ts17", "dynamo18")]
+# torchvision's detectors (deploy_all only, models.REAL_ALL): their NMS runs over 200 to 27,000
+# boxes per list and keeps 20 to 300; the NPU targets unroll those picks (nms/picks.rs).
+DETECTORS = ("faster_rcnn", "retinanet", "fcos", "ssdlite320")
 HTP_NMS_LOOP = ("QNN HTP takes no Loop: the generic form's fixed-shape NMS is a greedy Loop, whose nodes go to the "
                 "CPU EP (--target qnn unrolls it)")
-for _model in MASK_NMS:
+for _model in MASK_NMS + ["handmade/nms_390"] + [f"real/{_name}_ts17.onnx" for _name in DETECTORS]:
     FAULTS["qnn", "generic", _model] = HTP_NMS_LOOP
 
 # An MoE's experts (padded rows through MatMul, issue 37): HTP multiplies the capacity's rows in

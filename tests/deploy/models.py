@@ -34,10 +34,12 @@ FORMS_LITERT = FORMS if ALL else ("generic", "litert")
 # Real exports that --static makes fully static (issue 37 is making them so): two run in CI,
 # the rest in `deploy_all`. Each is models/real's (or models/real/families') file name.
 REAL_IN_CI = ("bart_ts17.onnx", "bart_dynamo18.onnx")
-REAL_ALL = ("mixtral_ts17.onnx", "llava_ts17.onnx", "superpoint_dynamo18.onnx", "vits_ts17.onnx", "longformer_ts17.onnx")
-# Hand-made models past 2048: (kind, mask shape, tail of x beyond the mask).
+REAL_ALL = ("mixtral_ts17.onnx", "llava_ts17.onnx", "superpoint_dynamo18.onnx", "vits_ts17.onnx", "longformer_ts17.onnx",
+            "faster_rcnn_ts17.onnx", "retinanet_ts17.onnx", "fcos_ts17.onnx", "ssdlite320_ts17.onnx")
+# Hand-made models past 2048: (kind, mask shape, tail of x beyond the mask); and a detector's
+# NMS in small past 128 boxes (the NPU forms' unrolled picks): ("nms", (boxes,), (picks,)).
 WIDE = [("nonzero", (3000,), ()), ("nonzero", (8, 320), ()), ("x_mask", (8, 320), (3,)),
-        ("x_mask", (2, 10, 128), ()), ("mask_assign", (8, 320), ())]
+        ("x_mask", (2, 10, 128), ()), ("mask_assign", (8, 320), ()), ("nms", (390,), (50,))]
 CASES = ("random", "none", "all", "one")
 
 
@@ -107,7 +109,8 @@ def _wide_models():
     out = []
     for kind, shape, tail in WIDE:
         model = {"nonzero": lambda: handmade.nonzero(shape), "x_mask": lambda: handmade.x_mask(shape, list(tail)),
-                 "mask_assign": lambda: handmade.mask_assign(shape)}[kind]()
+                 "mask_assign": lambda: handmade.mask_assign(shape),
+                 "nms": lambda: handmade.nms(shape[0], tail[0])}[kind]()
         ident = f"handmade/{kind}_{'x'.join(map(str, shape))}"
         path = folder / f"{ident.split('/')[1]}.onnx"
         data = model.SerializeToString()
@@ -120,6 +123,8 @@ def _wide_models():
 
 def _wide_feeds(ident, kind, shapes, case):
     rng = np.random.default_rng([zlib.crc32(ident.encode()), CASES.index(case)])
+    if kind == "nms":
+        return _nms_feeds(shapes["boxes"][1], case, rng)
     mask_shape = shapes["mask"] if "mask" in shapes else shapes["x"]
     if case == "one":
         m = np.zeros(mask_shape, bool)
@@ -134,6 +139,19 @@ def _wide_feeds(ident, kind, shapes, case):
     if kind == "mask_assign":
         feeds["v"] = np.array(rng.standard_normal(), np.float32)
     return feeds
+
+
+def _nms_feeds(n, case, rng):
+    """Boxes on an integer grid (sides 1 to 24, corners 0 to 64: areas and unions exact in fp16)
+    and distinct scores, multiples of 2^-10 above the 0.25 threshold and of 2^-11 below it (fp16
+    values); `case` says which pass it: random (half), none, all, one."""
+    corner = rng.integers(0, 41, (1, n, 2))
+    boxes = np.concatenate([corner, corner + rng.integers(1, 25, (1, n, 2))], axis=2).astype(np.float32)
+    passes = {"random": rng.random(n) < 0.5, "none": np.zeros(n, bool), "all": np.ones(n, bool),
+              "one": np.arange(n) == rng.integers(n)}[case]
+    rank = rng.permutation(n) + 1
+    scores = np.where(passes, 0.25 + rank / 1024, 0.25 - rank / 2048).astype(np.float32)
+    return {"boxes": boxes, "scores": scores.reshape(1, 1, n)}
 
 
 @functools.lru_cache(maxsize=None)

@@ -66,6 +66,21 @@ def mask_assign(shape):
     )
 
 
+def nms(boxes, picks):
+    """`selected = NonMaxSuppression(boxes, scores, picks, 0.5, 0.25)` over one list of `boxes`
+    boxes ([1, boxes, 4] corners and [1, 1, boxes] scores): a detector's NMS in small, keeping at
+    most `picks`. Its rows are [k, 3]."""
+    return _model(
+        [h.make_node("NonMaxSuppression", ["boxes", "scores", "picks", "iou", "threshold"], ["selected"],
+                     name="nms")],
+        [h.make_tensor_value_info("boxes", T.FLOAT, [1, boxes, 4]),
+         h.make_tensor_value_info("scores", T.FLOAT, [1, 1, boxes])],
+        [h.make_tensor_value_info("selected", T.INT64, ["k", 3])],
+        [_const("picks", np.array([picks], np.int64)), _const("iou", np.array([0.5], np.float32)),
+         _const("threshold", np.array([0.25], np.float32))],
+    )
+
+
 def _compaction(mask, numel, prefix):
     """Nodes and initializers that compact a bool tensor `mask` of `numel` elements: the flat
     indices of its true elements in row-major order in `numel` slots, -1 in the unused ones
