@@ -37,9 +37,12 @@ REAL_IN_CI = ("bart_ts17.onnx", "bart_dynamo18.onnx")
 REAL_ALL = ("mixtral_ts17.onnx", "llava_ts17.onnx", "superpoint_dynamo18.onnx", "vits_ts17.onnx", "longformer_ts17.onnx",
             "faster_rcnn_ts17.onnx", "retinanet_ts17.onnx", "fcos_ts17.onnx", "ssdlite320_ts17.onnx")
 # Hand-made models past 2048: (kind, mask shape, tail of x beyond the mask); and a detector's
-# NMS in small past 128 boxes (the NPU forms' unrolled picks): ("nms", (boxes,), (picks,)).
+# NMS in small past 128 boxes (the NPU forms' unrolled picks): ("nms", (boxes,), (picks,)). In
+# deploy_all also RetinaNet's size, 50 picks over 390 boxes: tf_converter takes 13 minutes on
+# its 350 GatherElements (once: conversions are cached), where 3 picks take 27 s.
 WIDE = [("nonzero", (3000,), ()), ("nonzero", (8, 320), ()), ("x_mask", (8, 320), (3,)),
-        ("x_mask", (2, 10, 128), ()), ("mask_assign", (8, 320), ()), ("nms", (390,), (50,))]
+        ("x_mask", (2, 10, 128), ()), ("mask_assign", (8, 320), ()), ("nms", (140,), (3,))]
+WIDE += [("nms", (390,), (50,))] if ALL else []
 CASES = ("random", "none", "all", "one")
 
 

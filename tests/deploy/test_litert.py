@@ -13,8 +13,6 @@ Conversions are cached (litert.py). CI judges the generic and litert forms; depl
 (NONZERO_DEPLOY_ALL=1) every form. Known faults are xfail(strict=True) (expected.py), but for
 the few whose effect varies from run to run (expected.HOST_DEPENDENT)."""
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -33,11 +31,20 @@ def _inputs(path):
     return [i.name for i in model.graph.input if i.name not in initializers]
 
 
-@functools.lru_cache(maxsize=None)
-def _all():
+@pytest.fixture(scope="session")
+def converted(request):
     """{(model id, form, backend): (Converted, run result, [outputs per case])}: every conversion
-    and run of the session, done at once (onnx2tf's and LiteRT's start-up costs once)."""
-    items = [(m, f, b) for m in models.models() for f in models.FORMS_LITERT for b in litert.BACKENDS]
+    and run of the tests this session runs (`-k` picks fewer), done at once (onnx2tf's and
+    LiteRT's start-up costs once)."""
+    items = []
+    for item in request.session.items:
+        spec = getattr(item, "callspec", None)
+        if item.originalname == "test_litert" and spec is not None:
+            items.append((spec.params["model"], spec.params["form"], spec.params["backend"]))
+    return _all(items)
+
+
+def _all(items):
     jobs = []
     for m, f, b in items:
         _, path = models.static_form(m, f)
@@ -67,14 +74,14 @@ def _params():
 
 
 @pytest.mark.parametrize(("model", "form", "backend"), _params())
-def test_litert(model, form, backend, rows):
+def test_litert(model, form, backend, rows, converted):
     row = rows["litert"].setdefault((model.id, form, backend), {"model": model.id, "form": form,
                                                                  "backend": backend, "equal": False})
     report, path = models.static_form(model, form)
-    converted, result, outputs = _all()[model.id, form, backend]
-    row["convert_s"] = converted.seconds
+    made, result, outputs = converted[model.id, form, backend]
+    row["convert_s"] = made.seconds
     try:
-        assert converted.error is None, f"onnx2tf fails: {converted.reason}"
+        assert made.error is None, f"onnx2tf fails: {made.reason}"
         row["dynamic"], row["flex"] = len(result["dynamic"]), litert.flex_or_custom(result["ops"])
         assert not result["dynamic"], f"-1 in the shape_signature of {result['dynamic'][:5]}"
         assert not row["flex"], f"not LiteRT builtins: {row['flex']}"

@@ -1,7 +1,8 @@
 //! A fixed-shape NMS whose rows every reader cuts to a prefix (torchvision's
 //! `keep[:detections_per_img]`; emit-static's nms/fixed.rs `kept_rows`): the Loop makes at most
 //! that many picks per list. Values: tests/python/test_static_nms.py (rows cut to a drawn
-//! prefix, against ONNX Runtime) and the detectors in tests/static.
+//! prefix, against ONNX Runtime) and the detectors in tests/static. Last, the NPU targets' unrolled
+//! picks past 128 boxes (nms/picks.rs), bounded by the same prefix.
 
 use super::*;
 use crate::optimize_with;
@@ -105,4 +106,71 @@ fn a_column_unsqueezed_before_the_cut_stays_dynamic() {
         let why = "Unsqueeze Unsqueeze_wide reads the padded column";
         assert!(refused.contains(why), "{refused}");
     }
+}
+
+/// The NPU targets' NMS past 128 boxes per list (emit-static's nms/picks.rs): NMS over [1, 400]
+/// boxes of one class, `max_output` a constant, its rows cut to the first `keep`. The fixed
+/// NMS's report line and the main graph's op types.
+fn npu_form(max_output: i64, keep: i64) -> (String, Vec<String>) {
+    let nodes = vec![
+        node(
+            "NonMaxSuppression",
+            &["boxes", "scores", "max", "iou"],
+            &["sel"],
+            vec![],
+        ),
+        node("Slice", &["sel", "zero", "keep", "zero"], &["kept"], vec![]),
+    ];
+    let constants = vec![
+        int64s("max", &[max_output]),
+        float_tensor("iou", &[1], &[0.5]),
+        int64s("zero", &[0]),
+        int64s("keep", &[keep]),
+    ];
+    let inputs = vec![
+        value("boxes", DataType::Float, Some(&["1", "400", "4"])),
+        value("scores", DataType::Float, Some(&["1", "1", "400"])),
+    ];
+    let g = graph(nodes, inputs, &["kept"], constants);
+    let mut options = static_options(&[]);
+    options.target = nonzero_emit_static::Target::Qnn;
+    let (out, report) = optimize_with(&model(g, 13), &options).expect("static");
+    assert!(report.left.is_empty(), "{:?}", report.left);
+    let summary = report.static_mode.as_ref().expect("static report");
+    let (_, line) = summary
+        .rewrites
+        .iter()
+        .find(|(kind, _)| kind == "fixed-nms")
+        .expect("a fixed-shape NMS");
+    let m = ModelProto::decode(out.as_slice()).expect("re-parse");
+    let ops = m
+        .graph
+        .unwrap()
+        .node
+        .iter()
+        .map(|n| n.op_type().to_string())
+        .collect();
+    (line.clone(), ops)
+}
+
+#[test]
+fn the_npu_targets_unroll_up_to_300_picks_past_128_boxes() {
+    // Five kept rows: five picks, one ArgMax each, and no Loop.
+    let (line, ops) = npu_form(1 << 40, 5);
+    assert!(
+        line.contains("5 unrolled greedy picks per batch and class"),
+        "{line}"
+    );
+    assert!(!ops.iter().any(|op| op == "Loop"), "{ops:?}");
+    assert_eq!(ops.iter().filter(|op| *op == "ArgMax").count(), 5);
+    // 300 picks asked: unrolled; 301: past picks.rs's MAX_PICKS, the Loop stays.
+    let (line, ops) = npu_form(300, 1000);
+    assert!(line.contains("300 unrolled greedy picks"), "{line}");
+    assert!(!ops.iter().any(|op| op == "Loop"), "{ops:?}");
+    let (line, ops) = npu_form(301, 1000);
+    assert!(
+        line.contains("a greedy Loop of at most 301 picks"),
+        "{line}"
+    );
+    assert!(ops.iter().any(|op| op == "Loop"), "{ops:?}");
 }
