@@ -282,6 +282,7 @@ fn selected_lists(e: &mut Emitter, inputs: &Inputs, sizes: Sizes, k: i64) -> Str
         order: &order,
         positions: &positions,
         none: &none,
+        index_type: DataType::Int64,
         threshold: &threshold,
         zero: &zero_f,
     };

@@ -12,6 +12,7 @@
 use super::greedy::overlaps;
 use super::unrolled::Sorted;
 use crate::emit::{int_attr, Emitter};
+use crate::target::Target;
 use nonzero_proto::onnx::tensor_proto::DataType;
 
 /// The most picks per list unrolled: each is about 40 nodes over `[B, C, N]`. SSDlite keeps
@@ -28,6 +29,8 @@ pub struct Boxes<'a> {
     pub positions: &'a str,
     /// -1, in the type of `order`.
     pub none: &'a str,
+    /// The type of `order` and `none`.
+    pub index_type: DataType,
     pub threshold: &'a str,
     /// float32 0.
     pub zero: &'a str,
@@ -44,7 +47,17 @@ pub fn pick(e: &mut Emitter, boxes: &Boxes, alive: &str, as_type: DataType) -> (
     );
     let found = at(e, alive, &pick);
     let box_index = at(e, boxes.order, &pick);
-    let picked = e.where_(&found, &box_index, boxes.none);
+    let picked = if e.target == Target::Rknn {
+        // (box + 1) * found - 1: rknn-toolkit2's native build dies (SIGSEGV) on a
+        // Where whose operands hold one element per list.
+        let one = e.index_scalar(1, boxes.index_type);
+        let found = e.cast(&found, boxes.index_type);
+        let shifted = e.binary("Add", &box_index, &one);
+        let kept = e.binary("Mul", &shifted, &found);
+        e.binary("Sub", &kept, &one)
+    } else {
+        e.where_(&found, &box_index, boxes.none)
+    };
     (pick, picked)
 }
 
@@ -93,6 +106,7 @@ pub fn unrolled(
         order: &order,
         positions: &positions,
         none: &none,
+        index_type: DataType::Int32,
         threshold,
         zero: &zero,
     };
