@@ -255,13 +255,17 @@ TF_DETECTOR_CONV = ("onnx2tf's tf_converter fails on the detectors' own backbone
 FB_DETECTOR_HEAD = ("onnx2tf's flatbuffer_direct leaves -1 in the shape_signature of the detectors' own heads (the "
                     "RPN's or the classification and regression heads' Reshape and Transpose of each level; a "
                     "toolchain fault)")
-for _name in ("faster_rcnn", "retinanet", "fcos"):
+for _name in DETECTORS:
     _model = f"real/{_name}_ts17.onnx"
-    LITERT.setdefault(FB_NMS_LOOP, []).append((_model, "generic", "flatbuffer_direct"))
     for _form in ("generic", "qnn", "litert"):
         LITERT.setdefault(TF_DETECTOR_CONV, []).append((_model, _form, "tf_converter"))
-        if _form != "generic":
-            LITERT.setdefault(FB_DETECTOR_HEAD, []).append((_model, _form, "flatbuffer_direct"))
+        # The generic form's NMS Loop fails first, but in SSDlite, whose heads do.
+        _why = FB_NMS_LOOP if _form == "generic" and _name != "ssdlite320" else FB_DETECTOR_HEAD
+        LITERT.setdefault(_why, []).append((_model, _form, "flatbuffer_direct"))
+TF_PICKS = ("onnx2tf's tf_converter miscompiles handmade/nms_140's unrolled picks (3 over 140 boxes): the third "
+            "pick's box index differs from ONNX Runtime's in the qnn and litert forms, where flatbuffer_direct's "
+            "are exact, and tf_converter's of nms_390 (50 picks) too (a toolchain fault, not yet narrowed down)")
+LITERT[TF_PICKS] = [("handmade/nms_140", _form, "tf_converter") for _form in ("qnn", "litert")]
 LITERT[FB_CUMSUM] += [("real/bart_dynamo18.onnx", "generic", "flatbuffer_direct")]
 LITERT[FB_NEGATIVE] += [("real/bart_ts17.onnx", "generic", "flatbuffer_direct")]
 # transformers' Mixtral (fully static from issue 37; deploy_all only, models.REAL_ALL): its own

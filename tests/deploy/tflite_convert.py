@@ -37,6 +37,8 @@ def convert(job):
             shutil.copyfile(made[0], job["tflite"] + ".part")
             pathlib.Path(job["tflite"] + ".part").replace(job["tflite"])
         except BaseException as e:  # noqa: BLE001 (onnx2tf calls sys.exit on some failures)
+            if isinstance(e, KeyboardInterrupt) or (isinstance(e, SystemExit) and e.code in (130, 143)):
+                raise  # killed (onnx2tf turns SIGTERM into SystemExit(143)): not the model's fault, not cached
             text = log.getvalue()[-6000:] + "\n" + "".join(traceback.format_exception(e))[-4000:]
             pathlib.Path(job["error"]).write_text(f"{type(e).__name__}: {e}\n{text}")
     seconds = time.monotonic() - start
