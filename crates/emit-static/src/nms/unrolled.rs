@@ -14,7 +14,8 @@ use crate::emit::Emitter;
 use nonzero_proto::onnx::tensor_proto::DataType;
 
 /// The most boxes per list unrolled: N - 1 steps of four nodes each, and the two N x N
-/// constants. Past it the Loop stays (the report says so).
+/// constants. Past it [`super::picks`] unrolls the picks where they are few, else the Loop
+/// stays (the report says which).
 pub const MAX_BOXES: i64 = 128;
 
 /// The boxes of every list in score order ([B, C, N] each).
