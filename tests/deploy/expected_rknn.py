@@ -1,0 +1,63 @@
+"""RKNN's known faults (rknn-toolkit2 2.5.0 for rk3588, its simulator; the deploy_rknn stage,
+test_rknn.py), as expected.py's FAULTS entries: strict xfails, each with its reason. Imports
+nothing."""
+
+RKNN_SLICE = ("rknn-toolkit2 fails on the generic form's count, a Slice of the running count's last element "
+              "reshaped to a scalar ('Got invalid dimensions for input: .../slice-rs' while it folds constants; "
+              "--target rknn takes a ReduceSum)")
+RKNN_GATHER_FUSE = ("rknn-toolkit2 rewrites the generic form's 1-D Slice of the compacted positions into a Gather of "
+                    "the wrong length, then fails in its own rule _p_fuse_gather_gather_reshape (IndexError; "
+                    "--target rknn takes a Split)")
+RKNN_TP_IN_MESH = ("rknn-toolkit2 fails in its rule _p_reduce_tp_in_mesh (IndexError) on the generic form's "
+                   "coordinates by Div and Mod (--target rknn gathers them from a grid)")
+RKNN_IF = ("rknn-toolkit2 takes no If: its checker reads a body's use of an outer tensor as a graph out of "
+           "topological order (a toolchain limit)")
+RKNN_LOOP = ("rknn-toolkit2 takes no Loop ('will cause the graph to be a dynamic graph', or an invalid model once "
+             "it has rewritten the Loop): a toolchain limit; the generic form's NMS is a Loop")
+RKNN_HANG = "rknn-toolkit2's build of BART ts17 runs past 300 s in its rule passes (killed; dynamo18's builds)"
+RKNN_FOLD_INPUTS = ("rknn-toolkit2 folds constants by running the model on inputs of its own, where the mask selects "
+                    "more elements than the update list holds: the original fails there too (an out-of-range gather)")
+RKNN_SCALAR_INPUT = ("rknn-toolkit2's simulator cannot read a rank-0 graph input (IndexError in get_input_img), given "
+                     "as it is or as [1]")
+
+
+
+def faults(mask_nms, nms_picks):
+    """{("rknn", form, model id): why}; `mask_nms` and `nms_picks` are expected.py's lists of
+    the mask-then-NMS exports and the hand-made NMS models (their generic form's NMS is a Loop)."""
+    out = {}
+    reasons = {
+        RKNN_SLICE: ["exported/argwhere_dynamo18.onnx", "exported/detection_postprocess_dynamo18.onnx",
+                     "exported/detection_postprocess_ts17.onnx", "exported/masked_select_ts17.onnx",
+                     "exported/nonzero_as_tuple_dynamo18.onnx", "exported/nonzero_as_tuple_ts17.onnx",
+                     "exported/nonzero_dynamo18.onnx", "exported/nonzero_ts17.onnx", "handmade/nonzero_3000",
+                     "handmade/x_mask_2x10x128", "paddle2onnx/nonzero_paddle2onnx.onnx", "real/bart_dynamo18.onnx",
+                     "tf2onnx/boolean_mask_axis1_tf2onnx.onnx", "tf2onnx/masked_count_mean_tf2onnx.onnx",
+                     "tf2onnx/where_coordinates_tf2onnx.onnx"]
+        + [f"torch_patterns/{_name}_{_exporter}.onnx" for _exporter in ("dynamo18", "ts17")
+           for _name in ("masked_all", "masked_any", "masked_prod", "masked_scatter", "moe_router", "where_tuple_same_shape")],
+        RKNN_GATHER_FUSE: ["exported/boxes_scores_dynamo18.onnx", "exported/boxes_scores_ts17.onnx",
+                           "exported/where_index_dynamo18.onnx", "exported/where_index_ts17.onnx",
+                           "exported/x_mask_dynamo18.onnx", "exported/x_mask_ts17.onnx", "handmade/x_mask_8x320",
+                           "paddle2onnx/nonzero_gather_nd_paddle2onnx.onnx", "paddle2onnx/nonzero_gather_paddle2onnx.onnx",
+                           "paddle2onnx/x_mask_2d_paddle2onnx.onnx", "paddle2onnx/x_mask_paddle2onnx.onnx",
+                           "tf2onnx/boolean_mask_2d_tf2onnx.onnx", "tf2onnx/boolean_mask_tf2onnx.onnx",
+                           "tf2onnx/where_gather_nd_tf2onnx.onnx"]
+        + [f"torch_patterns/{_name}_{_exporter}.onnx" for _exporter in ("dynamo18", "ts17")
+           for _name in ("if_select", "nonzero_index_select", "where_tuple")],
+        RKNN_TP_IN_MESH: ["handmade/nonzero_8x320", "tf2onnx/masked_reduce_sum_tf2onnx.onnx"],
+        RKNN_LOOP: mask_nms + nms_picks,
+    }
+    for _why, _models in reasons.items():
+        for _model in _models:
+            out["rknn", "generic", _model] = _why
+    for _form in ("generic", "rknn"):
+        for _model in [f"torch_patterns/{_name}_{_exporter}.onnx" for _name in ("if_mask_add", "if_masked_scatter")
+                       for _exporter in ("dynamo18", "ts17")]:
+            out["rknn", _form, _model] = RKNN_IF
+        for _model in ("torch_patterns/loop_count_ts17.onnx", "torch_patterns/loop_masked_write_ts17.onnx"):
+            out["rknn", _form, _model] = RKNN_LOOP
+        out["rknn", _form, "real/bart_ts17.onnx"] = RKNN_HANG
+        out["rknn", _form, "torch_patterns/mask_assign_ts17.onnx"] = RKNN_FOLD_INPUTS
+        out["rknn", _form, "handmade/mask_assign_8x320"] = RKNN_SCALAR_INPUT
+    return out
