@@ -111,15 +111,18 @@ FB_NMS_LOOP = ("onnx2tf's flatbuffer_direct fails to convert the generic form's 
                "for input ... op=CAST'): --target litert unrolls it")
 TF_ERF = ("onnx2tf's tf_converter writes BART's GELU (Erf) as the Flex op FlexErf, which is not a LiteRT builtin (a "
           "toolchain limit; flatbuffer_direct writes builtins)")
-FB_NMS_REMAP = ("onnx2tf's flatbuffer_direct miscompiles mask_nms_indices' remap of NMS's box indices to indices among "
-                "the masked boxes (a Gather of the int32 running count at the kept boxes, Max(index, 0) first): it "
-                "wraps the indices at run time, leaves that Gather without a fixed shape, and returns values that are "
-                "float bits read as int32 (-1093541889); tf_converter's and ONNX Runtime's are exact (a toolchain "
-                "fault, not yet narrowed down further)")
+FB_NMS_REMAP = ("onnx2tf's flatbuffer_direct leaves a Gather of one column by a scalar index without a fixed shape: "
+                "mask_nms_indices' Gather of NMS's box column, and the remap after it, keep -1 in their "
+                "shape_signature. --target litert slices the column and squeezes it (exact), and its running count "
+                "is an int32 CumSum, which the qnn form has too (an int64 one came out as float bits); the qnn form "
+                "keeps the Gather, which QNN HTP runs right (a toolchain fault)")
 TF_IF = "onnx2tf's tf_converter fails on the dynamo exporter's If (KeyError 'scalar_tensor_default_2')"
 TF_SCALAR_INPUT = "onnx2tf's tf_converter gives a scalar graph input the shape_signature [-1]"
-TF_ARGWHERE = ("onnx2tf's tf_converter miscompiles argwhere_dynamo18's static form: coordinates differ from the "
-               "original's (not yet narrowed down)")
+TF_ARGWHERE = ("onnx2tf's tf_converter, with keep_shape_absolutely_input_names (how this judge keeps ONNX's "
+               "layout; keep_ncw_or_nchw_or_ncdhw_input_names too), flattens an elementwise op's result on a rank-3 "
+               "input in NWC order: Abs then Reshape of a [6, 6, 6] input is enough. argwhere_dynamo18's zero test "
+               "is one, so its coordinates are another order's; with onnx2tf's own layout (the input transposed "
+               "to NWC, fed so) every form is exact (test_tf_converter_own_layout; a toolchain fault)")
 FB_SCATTER_ADD = ("onnx2tf's flatbuffer_direct writes ScatterND with reduction=add (dynamo's index_add_) as the "
                   "custom op ONNX_SCATTERND, which LiteRT cannot run (a toolchain limit)")
 TF_SCATTER_ADD = ("onnx2tf's tf_converter fails on ScatterND with reduction=add (dynamo's index_add_): "
@@ -232,8 +235,7 @@ LITERT = {
              for _form in ("generic", "litert", "qnn")],
     FB_NMS_LOOP: [(_model, "generic", "flatbuffer_direct") for _model in MASK_NMS],
     # The qnn form on LiteRT (deploy_all only): its remap Gather alike.
-    FB_NMS_REMAP: [(_model, _form, "flatbuffer_direct") for _model in MASK_NMS if "indices" in _model
-                   for _form in ("litert", "qnn")],
+    FB_NMS_REMAP: [(_model, "qnn", "flatbuffer_direct") for _model in MASK_NMS if "indices" in _model],
     TF_SCALAR_INPUT: [
         ('handmade/mask_assign_8x320', 'generic', 'tf_converter'),
         ('handmade/mask_assign_8x320', 'litert', 'tf_converter'),
@@ -265,10 +267,12 @@ for _name in DETECTORS:
         # The generic form's NMS Loop fails first, but in SSDlite, whose heads do.
         _why = FB_NMS_LOOP if _form == "generic" and _name != "ssdlite320" else FB_DETECTOR_HEAD
         LITERT.setdefault(_why, []).append((_model, _form, "flatbuffer_direct"))
-TF_PICKS = ("onnx2tf's tf_converter miscompiles handmade/nms_140's unrolled picks (3 over 140 boxes): the third "
-            "pick's box index differs from ONNX Runtime's in the qnn and litert forms, where flatbuffer_direct's "
-            "are exact, and tf_converter's of nms_390 (50 picks) too (a toolchain fault, not yet narrowed down)")
-LITERT[TF_PICKS] = [("handmade/nms_140", _form, "tf_converter") for _form in ("qnn", "litert")]
+TF_PICKS = ("onnx2tf's tf_converter drops a Transpose whose result is square: Gather(axis=1) of a constant "
+            "[3, 4] then Transpose(perm=[1, 0]) comes out untransposed, so handmade/nms_140's rows (3 picks of 3 "
+            "coordinates) came out with the third row's class 1 (the second pick's rank). --target litert gathers rows of the grid stored "
+            "transposed (emit-static's litert/grid_rows.rs) and is exact; the qnn form keeps the Transpose, which "
+            "QNN HTP runs right (a toolchain fault)")
+LITERT[TF_PICKS] = [("handmade/nms_140", "qnn", "tf_converter")]
 LITERT[FB_CUMSUM] += [("real/bart_dynamo18.onnx", "generic", "flatbuffer_direct")]
 LITERT[FB_NEGATIVE] += [("real/bart_ts17.onnx", "generic", "flatbuffer_direct")]
 # transformers' Mixtral (fully static from issue 37; deploy_all only, models.REAL_ALL): its own

@@ -33,8 +33,10 @@ def _python(venv):
     return str(python)
 
 
-def _key(path, backend):
+def _key(path, backend, layout="onnx"):
+    # The default layout keeps the keys that conversions before it had.
     recipe = (ROOT / "requirements" / "deploy-onnx2tf.txt").read_bytes() + backend.encode()
+    recipe += b"" if layout == "onnx" else layout.encode()
     return hashlib.sha256(pathlib.Path(path).read_bytes() + recipe).hexdigest()[:24]
 
 
@@ -57,19 +59,21 @@ class Converted:
         return (self.error or "").splitlines()[0][:300]
 
 
-def convert_all(jobs):
+def convert_all(jobs, layout="onnx"):
     """{(onnx path, backend): Converted} for every (onnx path, input names, backend) of `jobs`,
     converting what the cache lacks in WORKERS processes. Each model is read once: its key is
-    the bytes it had then."""
+    the bytes it had then. `layout`: "onnx" keeps every input's shape, "onnx2tf" is onnx2tf's
+    own (rank-3+ inputs NCW to NWC; tflite_convert.py)."""
     CACHE.mkdir(parents=True, exist_ok=True)
     todo, keys = [], {}
     for path, inputs, backend in jobs:
-        key = keys[str(path), backend] = _key(path, backend)
+        key = keys[str(path), backend] = _key(path, backend, layout)
         if any(job["tflite"] == str(CACHE / f"{key}.tflite") for job in todo):
             continue  # two forms with the same bytes
         if not (CACHE / f"{key}.tflite").exists() and not (CACHE / f"{key}.error").exists():
             todo.append({"onnx": str(path), "backend": backend, "inputs": list(inputs),
-                         "tflite": str(CACHE / f"{key}.tflite"), "error": str(CACHE / f"{key}.error")})
+                         "tflite": str(CACHE / f"{key}.tflite"), "error": str(CACHE / f"{key}.error"),
+                         "layout": layout})
     if todo:
         env = dict(os.environ, PATH=f"{CONVERTER / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
                    TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")

@@ -86,14 +86,39 @@ def test_litert(model, form, backend, rows, converted):
         assert not result["dynamic"], f"-1 in the shape_signature of {result['dynamic'][:5]}"
         assert not row["flex"], f"not LiteRT builtins: {row['flex']}"
         assert result["error"] is None, f"LiteRT: {result['error'].splitlines()[0][:300]}"
-        cpu = qnn.cpu(model.original)
-        for case, got in zip(models.CASES, outputs):
-            feeds = model.feeds(case)
-            want = qnn.run(cpu, feeds)
-            got, row["notes"] = models.as_declared(got, path)
-            compare_static(want, got, axes=report_axes(report), rounding=expected.LITERT_ROUNDING.get(model.id), pads={
-                name: -1 if np.asarray(got[name]).dtype == np.int64 else 0 for name in report_axes(report)})
+        row["notes"] = _equal(model, report, path, outputs)
     except AssertionError as e:
         row["failed"] = str(e).splitlines()[0][:300]
         raise
     row["equal"] = True
+
+
+def _equal(model, report, path, outputs):
+    """`outputs` (LiteRT's, one per case) equal ONNX Runtime CPU's run of the original; returns
+    what LiteRT changed in their types (models.as_declared)."""
+    cpu, notes = qnn.cpu(model.original), []
+    for case, got in zip(models.CASES, outputs):
+        want = qnn.run(cpu, model.feeds(case))
+        got, notes = models.as_declared(got, path)
+        compare_static(want, got, axes=report_axes(report), rounding=expected.LITERT_ROUNDING.get(model.id), pads={
+            name: -1 if np.asarray(got[name]).dtype == np.int64 else 0 for name in report_axes(report)})
+    return notes
+
+
+# TF_ARGWHERE's other half: with onnx2tf's own layout, where it moves a rank-3 input's second
+# axis last (the input fed so), tf_converter converts the static forms exactly.
+OWN_LAYOUT = "exported/argwhere_dynamo18.onnx"
+
+
+@pytest.mark.parametrize("form", models.FORMS_LITERT)
+def test_tf_converter_own_layout(form):
+    model = next(m for m in models.models() if m.id == OWN_LAYOUT)
+    report, path = models.static_form(model, form)
+    made = litert.convert_all([(path, _inputs(path), "tf_converter")], layout="onnx2tf")[str(path), "tf_converter"]
+    assert made.error is None, f"onnx2tf fails: {made.reason}"
+    nwc = [{k: v.transpose(0, 2, 1) if v.ndim == 3 else v for k, v in model.feeds(case).items()}
+           for case in models.CASES]
+    assert any(v.ndim == 3 for v in nwc[0].values()), "the case needs a rank-3 input"
+    ((result, outputs),) = litert.run_all([(made.tflite, nwc)])
+    assert not result["dynamic"] and result["error"] is None, result
+    _equal(model, report, path, outputs)

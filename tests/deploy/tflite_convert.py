@@ -1,9 +1,9 @@
 """Run by .venv-deploy-onnx2tf's Python (litert.py starts it): converts ONNX models to .tflite
 with onnx2tf, one job after another in this process. argv[1] is a JSON file with a list of jobs
 {"onnx": path, "backend": "flatbuffer_direct" or "tf_converter", "inputs": [input names],
-"tflite": where the float32 .tflite goes, "error": where the failure's text goes}. Every input
-keeps its shape (`keep_shape_absolutely_input_names`: onnx2tf moves the channel axis of rank-3+
-inputs otherwise). onnx2tf converts a copy: it writes onnxsim's result over its input. Each job writes one of the two files, and a .json beside it with the seconds."""
+"tflite": where the float32 .tflite goes, "error": where the failure's text goes, and "layout":
+"onnx" or "onnx2tf"}. With "onnx", every input keeps its shape (`keep_shape_absolutely_input_names`);
+with "onnx2tf", onnx2tf's own layout: rank-3+ inputs move their second axis last (NCW to NWC). onnx2tf converts a copy: it writes onnxsim's result over its input. Each job writes one of the two files, and a .json beside it with the seconds."""
 
 import contextlib
 import io
@@ -29,8 +29,8 @@ def convert(job):
         try:
             with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
                 onnx2tf.convert(input_onnx_file_path=str(model), output_folder_path=str(pathlib.Path(work) / "out"),
-                                tflite_backend=job["backend"], keep_shape_absolutely_input_names=job["inputs"],
-                                non_verbose=True)
+                                tflite_backend=job["backend"], non_verbose=True,
+                                keep_shape_absolutely_input_names=job["inputs"] if job["layout"] == "onnx" else None)
             made = sorted((pathlib.Path(work) / "out").glob("*_float32.tflite"))
             if not made:
                 raise RuntimeError("onnx2tf wrote no *_float32.tflite")

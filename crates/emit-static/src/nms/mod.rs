@@ -21,7 +21,7 @@ mod greedy;
 mod picks;
 mod unrolled;
 
-use super::emit::Emitter;
+use super::emit::{ints_attr, Emitter};
 use super::static_dims;
 use crate::graph::{describe, int_attr};
 use crate::trace::{trace, View};
@@ -170,12 +170,25 @@ impl NmsRewrite {
         inputs.push(threshold);
         let inputs: Vec<&str> = inputs.iter().map(String::as_str).collect();
         let kept = e.op("NonMaxSuppression", &inputs, nms.attribute.clone());
-        // Box index among all -> among the masked ones.
-        let running = selection.running_count(e);
+        // Box index among all -> among the masked ones. The portable targets' running count
+        // is an int32 CumSum (onnx2tf's flatbuffer_direct miscompiles an int64 one).
+        let running = super::portable::running_count(e, &mut selection);
         let one = e.scalar(1);
         let position = e.binary("Sub", &running, &one);
-        let box_column = e.scalar(2);
-        let kept_boxes = e.op("Gather", &[&kept, &box_column], axis1());
+        let kept_boxes = if e.target == crate::Target::Litert {
+            // onnx2tf's flatbuffer_direct leaves a Gather of one column by a scalar without a
+            // fixed shape (-1 in its shape_signature, and in everything after it); it keeps a
+            // Slice's and a Squeeze's.
+            let (start, end, axes) = (e.ints(&[2]), e.ints(&[3]), e.ints(&[1]));
+            let column = e.op("Slice", &[&kept, &start, &end, &axes], vec![]);
+            match e.opset() {
+                ..13 => e.op("Squeeze", &[&column], vec![ints_attr("axes", &[1])]),
+                _ => e.op("Squeeze", &[&column, &axes], vec![]),
+            }
+        } else {
+            let box_column = e.scalar(2);
+            e.op("Gather", &[&kept, &box_column], axis1())
+        };
         let remapped = e.op("Gather", &[&position, &kept_boxes], vec![]);
         let remapped = e.unsqueeze(&remapped, &[1]);
         let (start, end, axes) = (e.ints(&[0]), e.ints(&[2]), e.ints(&[1]));

@@ -120,3 +120,48 @@ fn the_other_targets_keep_the_split_and_the_identities() {
         assert_eq!(writer.op_type.as_deref(), Some("Identity"), "{target:?}");
     }
 }
+
+/// `torch.argwhere(m)` (NonZero, Transpose) of a `[1, 1, 3]` mask: its rows are `[3, 3]`, as
+/// square as onnx2tf's tf_converter needs to drop a Transpose.
+fn argwhere_square() -> Vec<u8> {
+    let nodes = vec![
+        node("NonZero", &["m"], &["nz"], vec![]),
+        node("Transpose", &["nz"], &["rows"], vec![ints("perm", &[1, 0])]),
+    ];
+    let g = graph(
+        nodes,
+        vec![value("m", DataType::Bool, Some(&["1", "1", "3"]))],
+        &["rows"],
+        vec![],
+    );
+    model(g, 13)
+}
+
+#[test]
+fn transposed_coordinates_are_gathered_by_rows_of_the_grid() {
+    let g = static_graph(&argwhere_square(), Target::Litert);
+    assert!(!ops(&g).contains(&"Transpose"), "{:?}", ops(&g));
+    let gather = g
+        .node
+        .iter()
+        .find(|n| n.op_type.as_deref() == Some("Gather"))
+        .unwrap();
+    assert_eq!(gather.attribute[0].i, Some(0), "a Gather of rows");
+    let grid = g
+        .initializer
+        .iter()
+        .find(|t| Some(&t.name.clone().unwrap()) == gather.input.first())
+        .unwrap();
+    assert_eq!(
+        grid.dims,
+        vec![4, 3],
+        "a row per position, and the pad slot's"
+    );
+    let rows = vec![0, 0, 0, 0, 0, 1, 0, 0, 2, -1, -1, -1];
+    assert_eq!(ints_of(&g, grid.name.as_deref().unwrap()), rows);
+    // The generic and qnn forms keep the Transpose (generic: Div and Mod, no grid).
+    for target in [Target::Generic, Target::Qnn] {
+        let g = static_graph(&argwhere_square(), target);
+        assert!(ops(&g).contains(&"Transpose"), "{target:?}");
+    }
+}

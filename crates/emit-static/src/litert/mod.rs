@@ -1,5 +1,5 @@
-//! For LiteRT (`--target litert`), the forms onnx2tf 2.6.9's `flatbuffer_direct` backend
-//! converts right, found by the deploy stage (tests/deploy, docs/static.md "Targets"):
+//! For LiteRT (`--target litert`), the forms onnx2tf 2.6.9's backends (`flatbuffer_direct`,
+//! and `tf_converter` where named) convert right, found by the deploy stage (tests/deploy, docs/static.md "Targets"):
 //!
 //! - a Split of a tensor of fixed shape becomes one Slice per part ([`splits_as_slices`]): the
 //!   backend leaves a Split's parts, and everything after them, with -1 in their
@@ -12,11 +12,15 @@
 //!
 //! - a Clip of integers becomes `Min(Max(x, lo), hi)` ([`integer_clips_as_max_min`]): the
 //!   backend writes Longformer's own `Clip(attention_mask * (global + 1), 0, 1)` of int64 as a
-//!   RELU_0_TO_1 of int32 input and int64 output, which LiteRT refuses to prepare.
+//!   RELU_0_TO_1 of int32 input and int64 output, which LiteRT refuses to prepare;
+//! - coordinates gathered from a grid and transposed are gathered by rows of the grid stored
+//!   transposed ([`grid_rows`]): `tf_converter` drops a square result's Transpose.
 //!
 //! All are exact: a Slice of a part's range is the part; `x + 0` is `x` for integers (only
 //! integer outputs are rewritten: a float `-0.0 + 0` would be +0.0); a Clip of integers is its
 //! Max and Min.
+
+mod grid_rows;
 
 use super::scope::{names_in, Scope};
 use crate::graph::{int_attr, ints_attr};
@@ -26,12 +30,13 @@ use nonzero_proto::onnx::{GraphProto, NodeProto, TensorProto};
 use std::collections::HashSet;
 
 /// The rewrites; returns how many nodes each changed.
-pub fn rewrite(graph: &mut GraphProto, scope: &Scope) -> (usize, usize, usize) {
-    (
+pub fn rewrite(graph: &mut GraphProto, scope: &Scope) -> [usize; 4] {
+    [
         splits_as_slices(graph, scope),
         identity_outputs_apart(graph),
         integer_clips_as_max_min(graph, scope),
-    )
+        grid_rows::gather_rows(graph),
+    ]
 }
 
 /// Each Clip (opset 11 on: bounds as inputs) of an integer tensor becomes Max with its lower
