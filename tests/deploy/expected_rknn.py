@@ -23,8 +23,10 @@ RKNN_SCALAR_INPUT = ("rknn-toolkit2's simulator cannot read a rank-0 graph input
 
 # torchvision's detectors, when deploy_rknn runs with NONZERO_DEPLOY_ALL=1 (measured 2026-12-05;
 # FCOS and SSDlite not yet built).
-RKNN_DETECTOR_MESH = ("rknn-toolkit2 fails in its rule _p_reduce_tp_in_mesh (IndexError) on Faster R-CNN's rknn form "
-                      "(not narrowed down: the model's own box coding, or the unrolled picks)")
+RKNN_DETECTOR_MESH = ("rknn-toolkit2 fails in its rule _p_reduce_tp_in_mesh (IndexError, after 85 s) on Faster R-CNN's "
+                      "rknn form; the graph up to box_roi_pool (the RPN's unrolled NMS included) builds (630 s), and so "
+                      "does the part from box_head to the second NMS alone (2 s): only their join fails (not narrowed "
+                      "further)")
 RKNN_DETECTOR_HANG = "rknn-toolkit2's build of RetinaNet's rknn form runs past 300 s in its rule passes (killed)"
 
 
