@@ -59,15 +59,7 @@ fn find(graph: &GraphProto) -> Option<(usize, usize, usize)> {
         .filter_map(|o| o.name.as_deref())
         .collect();
     let mut in_bodies = HashSet::new();
-    for node in &graph.node {
-        for body in node
-            .attribute
-            .iter()
-            .flat_map(|a| a.g.iter().chain(&a.graphs))
-        {
-            names_in(body, &mut in_bodies, 1);
-        }
-    }
+    names_in_bodies(graph, &mut in_bodies);
     let readers = |name: &str| {
         graph
             .node
@@ -89,27 +81,32 @@ fn find(graph: &GraphProto) -> Option<(usize, usize, usize)> {
             .iter()
             .position(|i| i.name.as_ref() == gather.input.first())?;
         let once = readers(input) == 1 && !outputs.contains(input.as_str());
-        let plain = transposed(&graph.initializer[grid], "").is_some();
+        let plain = layout(&graph.initializer[grid]).is_some();
         (on_columns && once && plain && !in_bodies.contains(input)).then_some((g, t, grid))
     })
 }
 
-/// `tensor` (rank 2, raw little-endian bytes of a fixed-width type) transposed, as `name`.
-fn transposed(
-    tensor: &nonzero_proto::onnx::TensorProto,
-    name: &str,
-) -> Option<nonzero_proto::onnx::TensorProto> {
+/// (rows, columns, bytes per element) of a rank-2 tensor held in raw little-endian bytes of a
+/// fixed-width type, or `None`.
+fn layout(tensor: &nonzero_proto::onnx::TensorProto) -> Option<(usize, usize, usize)> {
     let [rows, columns] = <[i64; 2]>::try_from(tensor.dims.as_slice()).ok()?;
-    let raw = tensor.raw_data.as_ref()?;
     let width = match DataType::try_from(tensor.data_type?).ok()? {
         DataType::Int32 | DataType::Float => 4,
         DataType::Int64 | DataType::Double => 8,
         _ => return None,
     };
     let (rows, columns) = (usize::try_from(rows).ok()?, usize::try_from(columns).ok()?);
-    if raw.len() != rows.checked_mul(columns)?.checked_mul(width)? {
-        return None;
-    }
+    let bytes = rows.checked_mul(columns)?.checked_mul(width)?;
+    (tensor.raw_data.as_ref()?.len() == bytes).then_some((rows, columns, width))
+}
+
+/// `tensor` (as [`layout`] takes it) transposed, as `name`.
+fn transposed(
+    tensor: &nonzero_proto::onnx::TensorProto,
+    name: &str,
+) -> Option<nonzero_proto::onnx::TensorProto> {
+    let (rows, columns, width) = layout(tensor)?;
+    let raw = tensor.raw_data.as_ref()?;
     let mut out = Vec::with_capacity(raw.len());
     for c in 0..columns {
         for r in 0..rows {
@@ -134,18 +131,23 @@ fn drop_unread(graph: &mut GraphProto, replaced: &HashSet<String>) {
         .flat_map(|n| n.input.iter().cloned())
         .collect();
     read.extend(graph.output.iter().filter_map(|o| o.name.clone()));
+    names_in_bodies(graph, &mut read);
+    graph.initializer.retain(|i| {
+        i.name
+            .as_ref()
+            .is_none_or(|n| !replaced.contains(n) || read.contains(n))
+    });
+}
+
+/// Every name of `graph`'s If, Loop and Scan bodies, into `names`.
+fn names_in_bodies(graph: &GraphProto, names: &mut HashSet<String>) {
     for node in &graph.node {
         for body in node
             .attribute
             .iter()
             .flat_map(|a| a.g.iter().chain(&a.graphs))
         {
-            names_in(body, &mut read, 1);
+            names_in(body, names, 1);
         }
     }
-    graph.initializer.retain(|i| {
-        i.name
-            .as_ref()
-            .is_none_or(|n| !replaced.contains(n) || read.contains(n))
-    });
 }
