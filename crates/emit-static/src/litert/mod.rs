@@ -14,13 +14,16 @@
 //!   backend writes Longformer's own `Clip(attention_mask * (global + 1), 0, 1)` of int64 as a
 //!   RELU_0_TO_1 of int32 input and int64 output, which LiteRT refuses to prepare;
 //! - coordinates gathered from a grid and transposed are gathered by rows of the grid stored
-//!   transposed ([`grid_rows`]): `tf_converter` drops a square result's Transpose.
+//!   transposed ([`grid_rows`]): `tf_converter` drops a square result's Transpose;
+//! - a Where of integers gets its broadcast operands expanded to its shape
+//!   ([`selects`]): `flatbuffer_direct` writes it as SELECT, which takes no broadcast.
 //!
 //! All are exact: a Slice of a part's range is the part; `x + 0` is `x` for integers (only
 //! integer outputs are rewritten: a float `-0.0 + 0` would be +0.0); a Clip of integers is its
-//! Max and Min.
+//! Max and Min; an Expand to the shape Where broadcasts to changes no value.
 
 mod grid_rows;
+mod selects;
 
 use super::scope::{names_in, Scope};
 use crate::graph::{int_attr, ints_attr};
@@ -30,12 +33,13 @@ use nonzero_proto::onnx::{GraphProto, NodeProto, TensorProto};
 use std::collections::HashSet;
 
 /// The rewrites; returns how many nodes each changed.
-pub fn rewrite(graph: &mut GraphProto, scope: &Scope) -> [usize; 4] {
+pub fn rewrite(graph: &mut GraphProto, scope: &Scope) -> [usize; 5] {
     [
         splits_as_slices(graph, scope),
         identity_outputs_apart(graph),
         integer_clips_as_max_min(graph, scope),
         grid_rows::gather_rows(graph),
+        selects::expand_operands(graph, scope),
     ]
 }
 

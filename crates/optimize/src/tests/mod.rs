@@ -122,7 +122,6 @@ pub fn int64s(name: &str, values: &[i64]) -> TensorProto {
     }
 }
 
-/// A float tensor of `dims` (empty: a scalar).
 /// A scalar int64 initializer (no dims).
 pub fn scalar(name: &str, value: i64) -> TensorProto {
     TensorProto {
@@ -131,6 +130,7 @@ pub fn scalar(name: &str, value: i64) -> TensorProto {
     }
 }
 
+/// A float tensor of `dims` (empty: a scalar).
 pub fn float_tensor(name: &str, dims: &[i64], values: &[f32]) -> TensorProto {
     TensorProto {
         dims: dims.to_vec(),

@@ -1,7 +1,8 @@
-//! `--target litert`'s own forms (emit-static's litert.rs): a Split of a fixed shape as Slices,
-//! and an Identity writing an integer graph output from a tensor read elsewhere as `Add(x, 0)`,
-//! which onnx2tf's flatbuffer_direct converts right (tests/deploy runs them on LiteRT). The
-//! other targets keep both.
+//! `--target litert`'s own forms (emit-static's litert/): a Split of a fixed shape as Slices,
+//! an Identity writing an integer graph output from a tensor read elsewhere as `Add(x, 0)`,
+//! transposed coordinates as a Gather of grid rows, and a Where of integers with its operands
+//! at its shape, which onnx2tf converts right (tests/deploy runs them on LiteRT). The other
+//! targets keep the model's own forms.
 
 use super::*;
 use crate::optimize_with;
@@ -163,5 +164,54 @@ fn transposed_coordinates_are_gathered_by_rows_of_the_grid() {
     for target in [Target::Generic, Target::Qnn] {
         let g = static_graph(&argwhere_square(), target);
         assert!(ops(&g).contains(&"Transpose"), "{target:?}");
+    }
+}
+
+/// A NonZero beside the model's own Wheres: of int64 `y` `[4]` and a scalar 0 under a `[4]`
+/// condition, and of floats alike.
+fn wheres_beside_a_nonzero() -> Vec<u8> {
+    let nodes = vec![
+        node("NonZero", &["m"], &["nz"], vec![]),
+        node("Where", &["c", "y", "zero"], &["w"], vec![]),
+        node("Where", &["c", "f", "zero_f"], &["wf"], vec![]),
+    ];
+    let g = graph(
+        nodes,
+        vec![
+            value("m", DataType::Bool, Some(&["3"])),
+            value("c", DataType::Bool, Some(&["4"])),
+            value("y", DataType::Int64, Some(&["4"])),
+            value("f", DataType::Float, Some(&["4"])),
+        ],
+        &["nz", "w", "wf"],
+        vec![scalar("zero", 0), float_tensor("zero_f", &[], &[0.0])],
+    );
+    model(g, 13)
+}
+
+#[test]
+fn an_integer_where_reads_its_operands_at_its_shape() {
+    let g = static_graph(&wheres_beside_a_nonzero(), Target::Litert);
+    let writer = |name: &str| {
+        g.node
+            .iter()
+            .find(|n| n.output.first().map(String::as_str) == Some(name))
+            .unwrap()
+    };
+    let w = writer("w");
+    assert_eq!(&w.input[..2], ["c", "y"]);
+    let expand = writer(&w.input[2]);
+    assert_eq!(expand.op_type.as_deref(), Some("Expand"));
+    assert_eq!(expand.input[0], "zero");
+    assert_eq!(ints_of(&g, &expand.input[1]), vec![4]);
+    // A float Where becomes arithmetic on that backend, which broadcasts: left as it is.
+    assert_eq!(writer("wf").input, ["c", "f", "zero_f"]);
+    for target in [Target::Generic, Target::Qnn] {
+        let g = static_graph(&wheres_beside_a_nonzero(), target);
+        let w = g
+            .node
+            .iter()
+            .find(|n| n.output.first().map(String::as_str) == Some("w"));
+        assert_eq!(w.unwrap().input, ["c", "y", "zero"], "{target:?}");
     }
 }
