@@ -16,7 +16,7 @@ collect_ignore = [] if RKNN else ["test_rknn.py"]
 
 @pytest.fixture(scope="session")
 def rows():
-    """{judge: {(model id, form[, backend]): row}}: what each test records."""
-    table = {"qnn": {}, "litert": {}, "rknn": {}, "fuzz": {}}
+    """{judge: {(model id, form[, backend]): row}}: what each test records (`tails`: test_tails.py)."""
+    table = {"qnn": {}, "litert": {}, "rknn": {}, "fuzz": {}, "tails": {}}
     yield table
     report.write(table, name="report-rknn" if RKNN else "report")

@@ -56,7 +56,7 @@ class Converted:
 
     @property
     def reason(self):
-        return (self.error or "").splitlines()[0][:300]
+        return "".join((self.error or "").splitlines()[:1])[:300]
 
 
 def convert_all(jobs, layout="onnx"):

@@ -106,6 +106,14 @@ def _export_feeds(export, valid, case):
     return cases.feeds(export, case if case in valid else valid[0])
 
 
+def real_model(name):
+    """The Model of models/real's `name` (a file name), in CI and deploy_all alike."""
+    export = next(e for e in exports.exports() if e.id == f"real/{name}")
+    valid = [c for c in CASES if not cases.invalid(export, c)]
+    return Model(export.id, export.path, export.shapes, functools.partial(_export_feeds, export, valid),
+                 export.capacity)
+
+
 def _wide_models():
     folder = BUILD / "handmade"
     folder.mkdir(parents=True, exist_ok=True)

@@ -57,6 +57,18 @@ def _rknn(rows):
     return lines
 
 
+def _tails(rows):
+    lines = ["## Detector tails (test_tails.py): cut where the network ends", "",
+             "| Model | Form | Judge | Cut at (tensors) | Nodes in the tail (on QNN or the NPU / assigned) | Equal | "
+             "Prepare or convert (s) | Notes |", "|---|---|---|---|---|---|---|---|"]
+    for (model, form, judge), row in sorted(rows.items()):
+        placed = f" ({_cell(row, 'on_target')} / {_cell(row, 'assigned')})" if "on_target" in row else ""
+        lines.append(f"| {model} | {form} | {judge} | {_cell(row, 'cut')} | {_cell(row, 'nodes')}{placed} | "
+                     f"{'yes' if row.get('equal') else 'no'} | {_cell(row, 'prepare_s', 'cached')} | "
+                     f"{(row.get('failed') or '').replace('|', '/')} |")
+    return lines
+
+
 def _summary(table):
     lines = ["## Summary", "", "| Judge | Form | Equal / judged |", "|---|---|---|"]
     for judge in ("qnn", "litert", "rknn"):
@@ -77,8 +89,8 @@ def write(table, name="report"):
     the deploy stage's report stays)."""
     BUILD.mkdir(parents=True, exist_ok=True)
     text = ["# The deploy stage's judges", ""] + _summary(table) + [""]
-    for judge, section in (("qnn", _qnn), ("litert", _litert), ("rknn", _rknn)):
-        if table[judge]:
+    for judge, section in (("qnn", _qnn), ("litert", _litert), ("rknn", _rknn), ("tails", _tails)):
+        if table.get(judge):
             text += section(table[judge]) + [""]
     if table.get("fuzz"):
         fuzz = table["fuzz"]
@@ -86,6 +98,6 @@ def write(table, name="report"):
                  f"NONZERO_DEPLOY_FUZZ_SEED={fuzz.get('seed')}", ""]
         text += [f"- {k}: {v}" for k, v in sorted(fuzz.get("tally", {}).items())]
     (BUILD / f"{name}.md").write_text("\n".join(text) + "\n")
-    flat = {judge: [dict(row) for row in table[judge].values()] for judge in ("qnn", "litert", "rknn")}
+    flat = {judge: [dict(row) for row in table.get(judge, {}).values()] for judge in ("qnn", "litert", "rknn", "tails")}
     flat["fuzz"] = table.get("fuzz", {})
     (BUILD / f"{name}.json").write_text(json.dumps(flat, indent=1, default=str))

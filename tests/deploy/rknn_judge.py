@@ -6,6 +6,7 @@ worker runs from this folder, where an rknn.py would shadow the toolkit's own `r
 Imports no pytest."""
 
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -23,7 +24,8 @@ LOGS = BUILD / "rknn"
 # Builds run in this many processes at once (the machine's 2 cores).
 WORKERS = 2
 # A build and its runs; past this the model counts as failed (the converter can loop).
-TIMEOUT_S = 300
+# NONZERO_RKNN_TIMEOUT_S raises it (the detectors' rknn forms take longer).
+TIMEOUT_S = int(os.environ.get("NONZERO_RKNN_TIMEOUT_S", "300"))
 
 
 # One row of the build's op table, as librknnc logs it at the end of a verbose build:
@@ -93,9 +95,10 @@ def _graph_io(path):
     return inputs, [o.name for o in model.graph.output]
 
 
-def build_and_run(ident, path, feeds_list):
+def build_and_run(ident, path, feeds_list, timeout_s=None):
     """Built: the model at `path` (id `ident`: names its log, build/deploy/rknn/<id>.log) built
-    and run on every feeds dict of `feeds_list`."""
+    and run on every feeds dict of `feeds_list`, within `timeout_s` (TIMEOUT_S when None)."""
+    timeout_s = timeout_s or TIMEOUT_S
     inputs, outputs = _graph_io(path)
     log = LOGS / f"{ident}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -111,12 +114,12 @@ def build_and_run(ident, path, feeds_list):
         try:
             # In the temporary folder: the toolkit writes its check*.onnx files to the working one.
             done = subprocess.run([_python(), str(HERE / "rknn_build.py"), str(work / "job.json")],
-                                  capture_output=True, text=True, timeout=TIMEOUT_S, cwd=work)
+                                  capture_output=True, text=True, timeout=timeout_s, cwd=work)
             log.write_text(done.stdout + done.stderr)
             tail = (done.stdout + done.stderr)[-2000:]
         except subprocess.TimeoutExpired as e:
             log.write_bytes((e.stdout or b"") + (e.stderr or b""))
-            done, tail = None, f"timed out after {TIMEOUT_S} s"
+            done, tail = None, f"timed out after {timeout_s} s"
         result_path = work / "result.json"
         if result_path.exists():
             result = json.loads(result_path.read_text())

@@ -10,7 +10,13 @@ built for Rockchip's rk3588 by rknn-toolkit2 2.5.0 and run in its simulator (iss
 - the row records which ops the build put on the NPU and which on the chip's CPU (the build's op
   table; the simulator times nothing, so the share is of nodes, not of time).
 
-Known faults are xfail(strict=True) with their reason (expected.py)."""
+Known faults are xfail(strict=True) with their reason (expected.py).
+
+In deploy_all also the detectors' tails (test_tails.py's cut, judged as there): the whole
+detectors compute their network in float16, so other boxes survive NMS than on ONNX Runtime
+CPU (expected_rknn.RKNN_DETECTOR_FP16), and the tail alone shows whether what `--static` made is
+right on RKNN. FCOS's alone: its rknn tail takes the toolkit about 20 minutes to build
+(TAIL_TIMEOUT_S; RetinaNet's and SSDlite's whole forms did not build)."""
 
 import numpy as np
 import pytest
@@ -19,9 +25,14 @@ import expected
 import models
 import qnn
 import rknn_judge
+import test_tails
 from judge import compare_static, report_axes
 
 FORMS = ("generic", "rknn")
+TAILS = ("fcos",) if models.ALL else ()
+# A tail's build and runs may take this long, or NONZERO_RKNN_TIMEOUT_S where that is longer
+# (FCOS's tail built in 19 minutes, 2026-12-06).
+TAIL_TIMEOUT_S = max(2400, rknn_judge.TIMEOUT_S)
 # Floats within fp16: RKNN computes every float op in float16 (2^-10 relative steps), so a value
 # may be a few of its steps from ONNX Runtime's float32 one.
 FP16_ROUNDING = (2.0**-8, 2.0**-12)
@@ -72,4 +83,24 @@ def test_rknn(model, form, rows, built):
     except AssertionError as e:
         row["failed"] = str(e).splitlines()[0][:300]
         raise
+    row["equal"] = True
+
+
+@pytest.mark.parametrize("name", TAILS)
+def test_tail_on_rknn(name, rows):
+    tail = test_tails.cut_tail(name, "rknn")
+    row = rows["tails"].setdefault((tail.model.id, "rknn", "RKNN"), {"model": tail.model.id, "form": "rknn",
+                                                                   "judge": "RKNN", "equal": False})
+    row["cut"], row["nodes"] = len(tail.cut), models.node_count(tail.static)
+    one = rknn_judge.build_and_run(f"tails/{name}", tail.static, [tail.feeds(case) for case in models.CASES],
+                                   timeout_s=TAIL_TIMEOUT_S)
+    row["prepare_s"], row["on_target"], row["assigned"] = one.seconds, one.on_npu(), len(one.ops)
+    assert one.error is None, f"rknn-toolkit2 fails at {one.reason} (log: {one.log})"
+    for case, got in zip(models.CASES, one.outputs):
+        got, _ = models.as_declared(got, tail.static)
+        try:
+            test_tails.compare(tail.report, tail.want(case), got)
+        except AssertionError as e:
+            row["failed"] = f"{case}: {str(e).splitlines()[0][:200]}"
+            raise
     row["equal"] = True
