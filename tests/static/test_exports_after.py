@@ -190,8 +190,10 @@ ROUNDING = {
                             "iree": {"waveform": (1e-4, 5e-5)}},
     # Longformer: its softmax and MatMuls over the global slots sum over 16 slots (the original:
     # the most global tokens of any row), zeros added, grouped otherwise (5e-7 in values of 3).
-    "real/longformer_ts17.onnx": {"onnxruntime": {"last_hidden_state": (1e-5, 1e-6)},
-                                  "iree": {"last_hidden_state": (1e-4, 1e-6)}},
+    # OpenVINO, against its own run of the original, alike where its kernels group those sums
+    # otherwise: equal on this AMD EPYC (AVX2); 38 values 1 ulp apart (2e-7 relative) on CI's CPU.
+    "real/longformer_ts17.onnx": {engine: {"last_hidden_state": (1e-5, 1e-6)} for engine in ("onnxruntime", "openvino")}
+    | {"iree": {"last_hidden_state": (1e-4, 1e-6)}},
     "real/fcos_ts17.onnx": {"onnxruntime": {"boxes": (1e-5, 1e-6), "scores": (1e-5, 1e-7)},
                             "openvino": {"boxes": (1e-5, 1e-6), "scores": (1e-5, 1e-7)},
                             "iree": {"boxes": (1e-4, 1e-6), "scores": (1e-4, 1e-6)}},
