@@ -66,12 +66,15 @@ for _form in ("qnn", "litert"):
         FAULTS["qnn", _form, f"real/{_name}_ts17.onnx"] = HTP_DETECTORS
 # The detectors' tails on HTP (test_tails.py; deploy_all for SSDlite): {("qnn", form, name): why}.
 HTP_SSDLITE_TAIL = ("QNN HTP drops two of SSDlite's detections that ONNX Runtime CPU keeps when every one of the "
-                    "tail's 291,060 scores is selected (class 77's at 14.34 and 14.0; the other 298 equal, two "
-                    "lower ones take their places); random, empty and one-element masks run exactly; the same "
-                    "tail is exact on ONNX Runtime CPU, and the litert form's on LiteRT. Not narrowed: the "
-                    "model's own batched NMS offsets a class's boxes by label * (max coordinate + 1), which fp16 "
-                    "rounds to steps of 1/8 for class 77, but that alone does not drop them: the original on CPU "
-                    "with its NMS boxes rounded to fp16 keeps both")
+                    "tail's 291,060 scores is selected (class 77's at 14.34 and 14.0; two lower ones take their "
+                    "places); random, empty and one-element masks run exactly, the same tail is exact on ONNX "
+                    "Runtime CPU, and the litert form's on LiteRT. The model's own batched NMS in fp16: torchvision "
+                    "adds label * (max coordinate + 1) to each box (boxes_for_nms) so that one NMS keeps the "
+                    "classes apart, and HTP adds in fp16, which keeps 11 bits: class 77's corners, about 153 on "
+                    "these feeds, hold steps of 1/8 on boxes 0.1 to 0.6 wide, so the box at sorted position 211 "
+                    "overlaps pick 94's by 0.67 on HTP's corners (0.45 on CPU's), past the 0.55 threshold. The "
+                    "static form's picks are right on HTP: a float32 and a float16 replay of the greedy picks on "
+                    "HTP's own corners both give HTP's picks (probe of the NMS's inputs, 2026-12-06)")
 TAILS = {("qnn", "qnn", "ssdlite320"): HTP_SSDLITE_TAIL}
 
 # An MoE's experts (padded rows through MatMul, issue 37): HTP multiplies the capacity's rows in
