@@ -27,13 +27,26 @@ RKNN_DETECTOR_MESH = ("rknn-toolkit2 fails in its rule _p_reduce_tp_in_mesh (Ind
                       "rknn form; the graph up to box_roi_pool (the RPN's unrolled NMS included) builds (630 s), and so "
                       "does the part from box_head to the second NMS alone (2 s): only their join fails (not narrowed "
                       "further)")
-RKNN_DETECTOR_HANG = "rknn-toolkit2's build of RetinaNet's rknn form runs past 300 s in its rule passes (killed)"
+# Builds that pass given longer than the judge's default limit (NONZERO_RKNN_TIMEOUT_S, 300 s):
+# {("rknn", form, model id): seconds its build and four runs took}, measured 2026-12-06 beside
+# another job (a quiet machine takes about half). RetinaNet's rknn form then runs equal within
+# fp16 on every mask, 2,286 of its 4,241 ops on the NPU.
+SLOW_BUILDS = {("rknn", "rknn", "real/retinanet_ts17.onnx"): 2890}
 RKNN_DETECTOR_FP16 = ("rknn-toolkit2 builds FCOS's rknn form (21 minutes) and its simulator runs it, in float16: other "
                       "boxes survive NMS than on ONNX Runtime CPU (178 of 400 box values differ on random input), as "
                       "on QNN HTP (expected.HTP_DETECTORS). Its tail alone, cut where the network ends, builds (19 "
                       "minutes) and runs exactly: labels, counts and scores (test_tail_on_rknn)")
 RKNN_DETECTOR_MEMORY = ("rknn-toolkit2's build of SSDlite's rknn form (17,161 nodes) outgrows the machine's 24 GiB: "
                         "the kernel's OOM killer ended it at 21 GB resident, 25 minutes into its rule passes")
+
+
+def slow_build(key, timeout_s):
+    """Why `key` (as FAULTS's) fails within `timeout_s` seconds, where its build takes longer."""
+    took = SLOW_BUILDS.get(key, 0)
+    if took > timeout_s:
+        return (f"rknn-toolkit2 builds {key[2]}'s {key[1]} form and runs it equal, in {took} s: past "
+                f"NONZERO_RKNN_TIMEOUT_S={timeout_s} (killed)")
+    return None
 
 
 def faults(mask_nms, nms_picks):
@@ -77,7 +90,6 @@ def faults(mask_nms, nms_picks):
     for _name in ("faster_rcnn", "retinanet", "fcos", "ssdlite320"):
         out["rknn", "generic", f"real/{_name}_ts17.onnx"] = RKNN_LOOP
     out["rknn", "rknn", "real/faster_rcnn_ts17.onnx"] = RKNN_DETECTOR_MESH
-    out["rknn", "rknn", "real/retinanet_ts17.onnx"] = RKNN_DETECTOR_HANG
     out["rknn", "rknn", "real/ssdlite320_ts17.onnx"] = RKNN_DETECTOR_MEMORY
     out["rknn", "rknn", "real/fcos_ts17.onnx"] = RKNN_DETECTOR_FP16
     return out
