@@ -89,4 +89,6 @@ def main(name, case, threshold=0.55):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[2] not in ("random", "none", "all", "one"):
+        sys.exit("usage: probe_nms_inputs.py DETECTOR CASE (fcos, retinanet or ssdlite320; random, none, all or one)")
     main(*sys.argv[1:3])
