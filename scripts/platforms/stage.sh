@@ -265,7 +265,7 @@ pf_platforms() { # pf_platforms "PYTHON-VERSIONS" OUT
   local python_versions=$1 out=$2
   pf_prepare
   step "op-core's unit and property tests on aarch64 (qemu-user as cargo's runner)"
-  cargo test --release -q --target $PF_AARCH64 -p nonzero-core
+  cargo test --profile release-tests -q --target $PF_AARCH64 -p nonzero-core # Cargo.toml says why
   local version
   for version in 1.31.1 1.17.3; do
     pf_run linux-aarch64 $version tarball "$(pf_lib linux-aarch64 tarball)"

@@ -45,9 +45,11 @@ def name(v):
 
 
 def requirements(v) -> str:
-    """The pins of ort-1.17.txt (numpy 1.x) or ort-1.31.txt, with this onnxruntime."""
+    """The pins of ort-1.17.txt (numpy 1.x) or ort-1.31.txt, with this onnxruntime (pytest-xdist
+    left out: the matrix runs no pytest in parallel, and leaving it out keeps the venvs' stamps)."""
     base = ROOT / ("requirements/ort-1.17.txt" if v < (1, 19) else "requirements/ort-1.31.txt")
-    lines = [l for l in base.read_text().splitlines() if l and not l.startswith(("#", "onnxruntime=="))]
+    skip = ("#", "onnxruntime==", "pytest-xdist==", "execnet==")
+    lines = [l for l in base.read_text().splitlines() if l and not l.startswith(skip)]
     return "\n".join([f"onnxruntime=={name(v)}", *lines]) + "\n"
 
 
