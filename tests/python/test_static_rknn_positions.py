@@ -1,8 +1,9 @@
 """`--target rknn` computes the compacted positions on RKNN's NPU where the mask has at most
 2048 elements (emit-static's positions.rs, `on_npu`): a prefix sum as a MatMul with a constant
 triangle, the slots as Relu(1 - |slot - j|), the positions as a MatMul of those one-hot columns,
-all in float, which RKNN runs on the NPU in float16 (exact to 2048). Past 2048 the scatter form
-stays. On ONNX Runtime both must give NonZero's exact coordinates and `x[mask]`'s exact values,
+all in float, which RKNN runs on the NPU in float16 (exact to 2048), and the coordinates as a
+MatMul of the same columns by a constant grid. Past 2048 the scatter form and the grid's Gather
+stay. On ONNX Runtime both must give NonZero's exact coordinates and `x[mask]`'s exact values,
 with -1 and +0 past the count, at and around the bound, under a capacity too. The deploy_rknn
 stage runs the same forms on rknn-toolkit2's simulator."""
 
@@ -50,11 +51,17 @@ def test_rknn_positions_are_exact_on_both_sides_of_the_bound(tmp_path, shape, ca
     code, text, static, report = make_static(path, {"x": [*shape, 2], "mask": list(shape)},
                                              capacity=capacity, target="rknn")
     assert code == 0, text
-    ops = {n.op_type for n in onnx.load(str(static)).graph.node}
+    graph = onnx.load(str(static)).graph
+    ops = {n.op_type for n in graph.node}
+    int32_constants = {i.name for i in graph.initializer if i.data_type == TensorProto.INT32}
+    grid_gathers = [n.name for n in graph.node if n.op_type == "Gather" and n.input[0] in int32_constants]
     if npu:
         assert {"MatMul", "Relu"} <= ops and not ops & {"CumSum", "ScatterElements"}, sorted(ops)
+        # The coordinates too: a MatMul of the one-hot rows, no Gather of the constant grid.
+        assert not grid_gathers, grid_gathers
     else:
         assert {"CumSum", "ScatterElements"} <= ops and "Relu" not in ops, sorted(ops)
+        assert grid_gathers, "past 2048 the coordinates are gathered from the grid"
     numel = int(np.prod(shape))
     cap = numel if capacity is None else min(capacity, numel)
     sess = session(static)

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! (positions.rs writes `flat`; for `--target rknn` on at most 2048 elements it is float
-//! arithmetic that RKNN's NPU runs instead.) Past the capacity C the first C in row-major
+//! arithmetic that RKNN's NPU runs instead, and so are the coordinates.) Past the capacity C the first C in row-major
 //! order are kept and the count saturates at C.
 //! A gather of the padded coordinates reads the last row at the padding (valid: the padding
 //! exists only when the mask, and so the data's leading dims, are not empty): a row of zeros
@@ -83,18 +83,30 @@ pub fn emit(
     let fits = e.binary("Less", &total, &cap);
     let count = choose(e, &fits, &total, &cap);
     // `fill`: the scatter's pad position, -1 for the generic form (reused below).
-    let (flat, fill) = match (&k, &npu) {
-        (Some(k), _) => positions::by_scatter(e, &mut selection, k, &cap, numel, c),
-        (None, Some(ones)) => (positions::on_npu(e, ones, numel, c), None),
+    // `picks`: the NPU form's one-hot rows, which also give its coordinates.
+    let (flat, fill, picks) = match (&k, &npu) {
+        (Some(k), _) => {
+            let (flat, fill) = positions::by_scatter(e, &mut selection, k, &cap, numel, c);
+            (flat, fill, None)
+        }
+        (None, Some(ones)) => {
+            let (flat, picks) = positions::on_npu(e, ones, numel, c);
+            (flat, None, Some(picks))
+        }
         (None, None) => unreachable!("one of the two forms"),
     };
     let portable = e.target.portable();
     let columns = e.range(c);
     let valid = e.binary("Less", &columns, &count);
     let padding = e.op("Not", &[&valid], vec![]);
-    let grid = portable.then(|| portable::coordinates(e, &flat, dims));
-    if grid.flatten().is_some() {
-        // Gathered from the grid (portable targets): the last node is the coordinates.
+    let grid = match &picks {
+        Some(picks) => Some(positions::npu_coordinates(e, picks, dims)),
+        None if portable => portable::coordinates(e, &flat, dims),
+        None => None,
+    };
+    if grid.is_some() {
+        // Gathered from the grid (portable targets), or picked by the NPU form's one-hot rows:
+        // the last node is the coordinates.
     } else if dims.len() == 1 && !portable {
         e.unsqueeze(&flat, &[0]);
     } else {

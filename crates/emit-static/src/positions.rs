@@ -5,7 +5,9 @@
 //!   `ScatterElements` writes its position there, and a last slot takes everything else.
 //! - [`on_npu`], `--target rknn` with at most [`NPU_MAX_ELEMENTS`] elements: the same in
 //!   float arithmetic that RKNN runs on the NPU (MatMul, Sub, Abs, Relu), where the scatter's
-//!   int64 arithmetic, CumSum and ScatterElements all run on the chip's CPU.
+//!   int64 arithmetic, CumSum and ScatterElements all run on the chip's CPU. Its one-hot
+//!   columns also give the coordinates ([`npu_coordinates`]) by a MatMul, where the portable
+//!   forms' Gather of the grid runs on the chip's CPU.
 
 use super::emit::{int_attr, ints_attr, Emitter};
 use super::mask::Selection;
@@ -80,8 +82,9 @@ pub fn npu_count(e: &mut Emitter, ones: &str) -> String {
 ///
 /// Each column of S has at most one 1, so each product sums one term: exact wherever the
 /// integers are (float16: up to 2048). A slot past C has no column: the first C are kept.
-/// `ones` is the selection as float 0/1, `[numel]`.
-pub fn on_npu(e: &mut Emitter, ones: &str, numel: i64, c: i64) -> String {
+/// `ones` is the selection as float 0/1, `[numel]`. Returns the positions (int64 `[C]`) and
+/// `S^T` (float `[C, numel]`, one row per slot: [`npu_coordinates`] reads it).
+pub fn on_npu(e: &mut Emitter, ones: &str, numel: i64, c: i64) -> (String, String) {
     let n = numel as usize;
     let row = e.reshape(ones, &[1, numel]);
     let mut upper = vec![0f32; n * n];
@@ -108,5 +111,33 @@ pub fn on_npu(e: &mut Emitter, ones: &str, numel: i64, c: i64) -> String {
     let pad = e.floats(&[pad], &[]);
     let flat = e.binary("Add", &picked, &pad);
     let flat = e.reshape(&flat, &[c]);
-    e.cast(&flat, DataType::Int64)
+    (e.cast(&flat, DataType::Int64), picks)
+}
+
+/// The coordinates (int64 `[rank, C]`, -1 past the count) from [`on_npu`]'s one-hot rows
+/// `picks` (float `[C, numel]`), as float arithmetic RKNN runs on the NPU:
+///
+/// ```text
+/// G      = each position's coordinate per axis, plus 1    [numel, rank]
+/// coords = Transpose(picks x G) - 1                       [rank, C]
+/// ```
+///
+/// A row of `picks` holds at most one 1, so each product sums one term, and a padded row none:
+/// -1 there. Exact in float16, since a coordinate plus 1 is at most `numel` (2048).
+pub fn npu_coordinates(e: &mut Emitter, picks: &str, dims: &[i64]) -> String {
+    let rank = dims.len();
+    let numel: i64 = dims.iter().product();
+    let mut grid = vec![0f32; numel as usize * rank];
+    for (axis, size) in dims.iter().enumerate() {
+        let stride: i64 = dims[axis + 1..].iter().product();
+        for p in 0..numel {
+            grid[p as usize * rank + axis] = (p / stride % size + 1) as f32;
+        }
+    }
+    let grid = e.floats(&grid, &[numel, rank as i64]);
+    let picked = e.op("MatMul", &[picks, &grid], vec![]);
+    let picked = e.op("Transpose", &[&picked], vec![ints_attr("perm", &[1, 0])]);
+    let one = e.floats(&[1.0], &[]);
+    let coordinates = e.binary("Sub", &picked, &one);
+    e.cast(&coordinates, DataType::Int64)
 }
