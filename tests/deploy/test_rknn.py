@@ -89,21 +89,23 @@ def test_rknn(model, form, rows, built):
     row["equal"] = True
 
 
-@pytest.mark.parametrize("name", TAILS)
-def test_tail_on_rknn(name, rows):
-    tail = test_tails.cut_tail(name, "rknn")
-    row = rows["tails"].setdefault((tail.model.id, "rknn", "RKNN"), {"model": tail.model.id, "form": "rknn",
-                                                                   "judge": "RKNN", "equal": False})
-    row["cut"], row["nodes"] = len(tail.cut), models.node_count(tail.static)
-    one = rknn_judge.build_and_run(f"tails/{name}", tail.static, [tail.feeds(case) for case in models.CASES],
-                                   timeout_s=TAIL_TIMEOUT_S)
-    row["prepare_s"], row["on_target"], row["assigned"] = one.seconds, one.on_npu(), len(one.ops)
-    assert one.error is None, f"rknn-toolkit2 fails at {one.reason} (log: {one.log})"
-    for case, got in zip(models.CASES, one.outputs):
-        got, _ = models.as_declared(got, tail.static)
-        try:
-            test_tails.compare(tail.report, tail.want(case), got)
-        except AssertionError as e:
-            row["failed"] = f"{case}: {str(e).splitlines()[0][:200]}"
-            raise
-    row["equal"] = True
+# Collected only under deploy_all: an empty parameter set would be reported as a skipped test.
+if TAILS:
+    @pytest.mark.parametrize("name", TAILS)
+    def test_tail_on_rknn(name, rows):
+        tail = test_tails.cut_tail(name, "rknn")
+        row = rows["tails"].setdefault((tail.model.id, "rknn", "RKNN"), {"model": tail.model.id, "form": "rknn",
+                                                                       "judge": "RKNN", "equal": False})
+        row["cut"], row["nodes"] = len(tail.cut), models.node_count(tail.static)
+        one = rknn_judge.build_and_run(f"tails/{name}", tail.static, [tail.feeds(case) for case in models.CASES],
+                                       timeout_s=TAIL_TIMEOUT_S)
+        row["prepare_s"], row["on_target"], row["assigned"] = one.seconds, one.on_npu(), len(one.ops)
+        assert one.error is None, f"rknn-toolkit2 fails at {one.reason} (log: {one.log})"
+        for case, got in zip(models.CASES, one.outputs):
+            got, _ = models.as_declared(got, tail.static)
+            try:
+                test_tails.compare(tail.report, tail.want(case), got)
+            except AssertionError as e:
+                row["failed"] = f"{case}: {str(e).splitlines()[0][:200]}"
+                raise
+        row["equal"] = True
