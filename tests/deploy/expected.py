@@ -82,9 +82,20 @@ TAILS = {("qnn", "qnn", "ssdlite320"): HTP_SSDLITE_TAIL}
 HTP_MATMUL_ROWS = ("QNN HTP's fp16 MatMul over the capacity's rows rounds some of the experts' outputs further "
                    "from ONNX Runtime CPU than the original's over the count's rows (the judge's rule for whole "
                    "networks; the values agree to fp16's precision)")
-for _form in ("generic", "qnn"):
+for _form in ("generic", "qnn", "litert"):
     for _model in ("torch_patterns/moe_router_dynamo18.onnx", "torch_patterns/moe_router_ts17.onnx"):
         FAULTS["qnn", _form, _model] = HTP_MATMUL_ROWS
+# The litert form on HTP (deploy_all only): its grid stored transposed, for tf_converter.
+HTP_GRID_ROWS = ("QNN HTP's Gather of rows (axis 0) of an int32 constant reads its last row as 0 wherever one of "
+                 "the output's first 32 rows names it (a probe of a [37, 2] grid: with 6, 12 or 36 such indices at "
+                 "the end, output rows 30-31, 24-31 or 0-31 are 0, rows 32-35 right; every other row right, "
+                 "repeated or not): the litert form's coordinates of torch.nonzero, "
+                 "gathered by rows of the grid stored transposed (litert/grid_rows.rs, for onnx2tf's "
+                 "tf_converter), come out 0 where the padding's -1 belongs. The qnn form gathers columns and "
+                 "transposes, which HTP runs right (a toolchain fault, 2026-12-07)")
+for _model in ("exported/nonzero_as_tuple_dynamo18.onnx", "exported/nonzero_as_tuple_ts17.onnx",
+               "exported/nonzero_dynamo18.onnx", "exported/nonzero_ts17.onnx"):
+    FAULTS["qnn", "litert", _model] = HTP_GRID_ROWS
 
 # Float outputs LiteRT is judged on up to rounding (its MatMul kernels against ONNX Runtime's):
 # {model id: {output: (rtol, atol)}}.
@@ -125,11 +136,6 @@ FB_NMS_LOOP = ("onnx2tf's flatbuffer_direct fails to convert the generic form's 
                "for input ... op=CAST'): --target litert unrolls it")
 TF_ERF = ("onnx2tf's tf_converter writes BART's GELU (Erf) as the Flex op FlexErf, which is not a LiteRT builtin (a "
           "toolchain limit; flatbuffer_direct writes builtins)")
-FB_NMS_REMAP = ("onnx2tf's flatbuffer_direct leaves a Gather of one column by a scalar index without a fixed shape: "
-                "mask_nms_indices' Gather of NMS's box column, and the remap after it, keep -1 in their "
-                "shape_signature. --target litert slices the column and squeezes it (exact), and its running count "
-                "is an int32 CumSum, which the qnn form has too (an int64 one came out as float bits); the qnn form "
-                "keeps the Gather, which QNN HTP runs right (a toolchain fault)")
 TF_IF = "onnx2tf's tf_converter fails on the dynamo exporter's If (KeyError 'scalar_tensor_default_2')"
 TF_SCALAR_INPUT = "onnx2tf's tf_converter gives a scalar graph input the shape_signature [-1]"
 TF_ARGWHERE = ("onnx2tf's tf_converter, with keep_shape_absolutely_input_names (how this judge keeps ONNX's "
@@ -248,8 +254,6 @@ LITERT = {
     TF_ERF: [(f"real/bart_{_exporter}.onnx", _form, "tf_converter") for _exporter in ("ts17", "dynamo18")
              for _form in ("generic", "litert", "qnn")],
     FB_NMS_LOOP: [(_model, "generic", "flatbuffer_direct") for _model in MASK_NMS],
-    # The qnn form on LiteRT (deploy_all only): its remap Gather alike.
-    FB_NMS_REMAP: [(_model, "qnn", "flatbuffer_direct") for _model in MASK_NMS if "indices" in _model],
     TF_SCALAR_INPUT: [
         ('handmade/mask_assign_8x320', 'generic', 'tf_converter'),
         ('handmade/mask_assign_8x320', 'litert', 'tf_converter'),

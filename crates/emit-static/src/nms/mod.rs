@@ -175,10 +175,10 @@ impl NmsRewrite {
         let running = super::portable::running_count(e, &mut selection);
         let one = e.scalar(1);
         let position = e.binary("Sub", &running, &one);
-        let kept_boxes = if e.target == crate::Target::Litert {
+        let kept_boxes = if matches!(e.target, crate::Target::Litert | crate::Target::Qnn) {
             // onnx2tf's flatbuffer_direct leaves a Gather of one column by a scalar without a
             // fixed shape (-1 in its shape_signature, and in everything after it); it keeps a
-            // Slice's and a Squeeze's.
+            // Slice's and a Squeeze's. QNN HTP runs them too, so the qnn form converts as well.
             let (start, end, axes) = (e.ints(&[2]), e.ints(&[3]), e.ints(&[1]));
             let column = e.op("Slice", &[&kept, &start, &end, &axes], vec![]);
             match e.opset() {
