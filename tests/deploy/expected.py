@@ -289,7 +289,7 @@ TF_PICKS = ("onnx2tf's tf_converter drops a Transpose whose result is square: Ga
             "[3, 4] then Transpose(perm=[1, 0]) comes out untransposed, so handmade/nms_140's rows (3 picks of 3 "
             "coordinates) came out with the third row's class 1 (the second pick's rank). --target litert gathers rows of the grid stored "
             "transposed (emit-static's litert/grid_rows.rs) and is exact; the qnn form keeps the Transpose, which "
-            "QNN HTP runs right (a toolchain fault)")
+            "QNN HTP runs right, where it gets the Gather of rows wrong (HTP_GRID_ROWS; a toolchain fault)")
 LITERT[TF_PICKS] = [("handmade/nms_140", "qnn", "tf_converter")]
 LITERT[FB_CUMSUM] += [("real/bart_dynamo18.onnx", "generic", "flatbuffer_direct")]
 LITERT[FB_NEGATIVE] += [("real/bart_ts17.onnx", "generic", "flatbuffer_direct")]
