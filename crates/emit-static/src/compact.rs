@@ -72,16 +72,18 @@ pub fn emit(
     let k = npu
         .is_none()
         .then(|| portable::running_count(e, &mut selection));
-    let total = match (&k, &npu) {
-        (Some(k), _) => selection.count_from(e, k, numel),
-        (None, Some(ones)) => positions::npu_count(e, ones),
+    let cap = e.scalar(c);
+    let count = match (&k, &npu) {
+        (Some(k), _) => {
+            let total = selection.count_from(e, k, numel);
+            // Integer selections are written as arithmetic, not Where: ONNX Runtime 1.17.3's
+            // Where gave the bytes of its bool condition as int64 indices here (all-true masks).
+            let fits = e.binary("Less", &total, &cap);
+            choose(e, &fits, &total, &cap)
+        }
+        (None, Some(ones)) => positions::npu_count(e, ones, numel, c),
         (None, None) => unreachable!("one of the two forms"),
     };
-    // Integer selections are written as arithmetic, not Where: ONNX Runtime 1.17.3's Where
-    // gave the bytes of its bool condition as int64 indices here (all-true masks).
-    let cap = e.scalar(c);
-    let fits = e.binary("Less", &total, &cap);
-    let count = choose(e, &fits, &total, &cap);
     // `fill`: the scatter's pad position, -1 for the generic form (reused below).
     // `picks`: the NPU form's one-hot rows, which also give its coordinates.
     let (flat, fill, picks) = match (&k, &npu) {

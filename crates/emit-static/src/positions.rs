@@ -63,10 +63,15 @@ pub fn by_scatter(
     (portable::head(e, &scattered, c, c + 1), Some(fill))
 }
 
-/// The selected count as an int64 scalar, summed in float (RKNN's NPU reduces floats): `ones`
-/// is the selection as float 0/1, `[numel]`.
-pub fn npu_count(e: &mut Emitter, ones: &str) -> String {
-    let total = e.sum_all(ones);
+/// The selected count as an int64 scalar, at most `c`: summed and saturated in float (RKNN's
+/// NPU reduces floats and takes their Min; the int64 comparison and arithmetic of the scatter
+/// form's saturation run on the chip's CPU). `ones` is the selection as float 0/1, `[numel]`.
+pub fn npu_count(e: &mut Emitter, ones: &str, numel: i64, c: i64) -> String {
+    let mut total = e.sum_all(ones);
+    if c < numel {
+        let cap = e.floats(&[c as f32], &[]);
+        total = e.binary("Min", &total, &cap);
+    }
     e.cast(&total, DataType::Int64)
 }
 
