@@ -14,7 +14,10 @@ RKNN_IF = ("rknn-toolkit2 takes no If: its checker reads a body's use of an oute
            "topological order (a toolchain limit)")
 RKNN_LOOP = ("rknn-toolkit2 takes no Loop ('will cause the graph to be a dynamic graph', or an invalid model once "
              "it has rewritten the Loop): a toolchain limit; the generic form's NMS is a Loop")
-RKNN_HANG = "rknn-toolkit2's build of BART ts17 runs past 300 s in its rule passes (killed; dynamo18's builds)"
+RKNN_HANG = ("rknn-toolkit2's build of BART ts17 runs past 300 s in its rule passes (killed; dynamo18's builds). Given "
+             "3600 s (NONZERO_RKNN_TIMEOUT_S, 2026-12-07, beside other jobs) both forms still ran: the log goes silent "
+             "after the converter's rules on the static NonZero (convert_gather_to_reshape in the generic form, "
+             "convert_reshape_to_transpose in the rknn form), where dynamo18's goes on to reduce_tp_in_mesh_forward")
 RKNN_FOLD_INPUTS = ("rknn-toolkit2 folds constants by running the model on inputs of its own, where the mask selects "
                     "more elements than the update list holds: the original fails there too (an out-of-range gather)")
 RKNN_SCALAR_INPUT = ("rknn-toolkit2's simulator cannot read a rank-0 graph input (IndexError in get_input_img), given "
