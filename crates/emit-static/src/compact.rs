@@ -10,8 +10,8 @@
 //! ```
 //!
 //! (positions.rs writes `flat`; for `--target rknn` on at most 2048 elements it is float
-//! arithmetic that RKNN's NPU runs instead, and so are the coordinates.) Past the capacity C the first C in row-major
-//! order are kept and the count saturates at C.
+//! arithmetic that RKNN's NPU runs instead, and so are the coordinates and the count.) Past
+//! the capacity C the first C in row-major order are kept and the count saturates at C.
 //! A gather of the padded coordinates reads the last row at the padding (valid: the padding
 //! exists only when the mask, and so the data's leading dims, are not empty): a row of zeros
 //! appended to the data, or, where that copy would cost more than the output, the data's own
@@ -72,28 +72,24 @@ pub fn emit(
     let k = npu
         .is_none()
         .then(|| portable::running_count(e, &mut selection));
-    let cap = e.scalar(c);
-    let count = match (&k, &npu) {
+    // The count (saturated at the capacity), the positions, the scatter's pad position (`fill`,
+    // -1 for the generic form, reused below) and the NPU form's one-hot rows (`picks`, which
+    // also give its coordinates).
+    let (count, flat, fill, picks) = match (&k, &npu) {
         (Some(k), _) => {
             let total = selection.count_from(e, k, numel);
             // Integer selections are written as arithmetic, not Where: ONNX Runtime 1.17.3's
             // Where gave the bytes of its bool condition as int64 indices here (all-true masks).
+            let cap = e.scalar(c);
             let fits = e.binary("Less", &total, &cap);
-            choose(e, &fits, &total, &cap)
-        }
-        (None, Some(ones)) => positions::npu_count(e, ones, numel, c),
-        (None, None) => unreachable!("one of the two forms"),
-    };
-    // `fill`: the scatter's pad position, -1 for the generic form (reused below).
-    // `picks`: the NPU form's one-hot rows, which also give its coordinates.
-    let (flat, fill, picks) = match (&k, &npu) {
-        (Some(k), _) => {
+            let count = choose(e, &fits, &total, &cap);
             let (flat, fill) = positions::by_scatter(e, &mut selection, k, &cap, numel, c);
-            (flat, fill, None)
+            (count, flat, fill, None)
         }
         (None, Some(ones)) => {
+            let count = positions::npu_count(e, ones, numel, c);
             let (flat, picks) = positions::on_npu(e, ones, numel, c);
-            (flat, None, Some(picks))
+            (count, flat, None, Some(picks))
         }
         (None, None) => unreachable!("one of the two forms"),
     };
