@@ -16,13 +16,18 @@
 //! - coordinates gathered from a grid and transposed are gathered by rows of the grid stored
 //!   transposed ([`grid_rows`]): `tf_converter` drops a square result's Transpose;
 //! - a Where of integers gets its broadcast operands expanded to its shape
-//!   ([`selects`]): `flatbuffer_direct` writes it as SELECT, which takes no broadcast.
+//!   ([`selects`]): `flatbuffer_direct` writes it as SELECT, which takes no broadcast;
+//! - a ScatterND at computed indices becomes a ScatterElements on the data flattened over the
+//!   indexed axes ([`scatter_rows`]): `tf_converter` fails on any ScatterND whose indices are
+//!   not constant, and `flatbuffer_direct` writes one with `reduction=add` as a custom op.
 //!
 //! All are exact: a Slice of a part's range is the part; `x + 0` is `x` for integers (only
 //! integer outputs are rewritten: a float `-0.0 + 0` would be +0.0); a Clip of integers is its
-//! Max and Min; an Expand to the shape Where broadcasts to changes no value.
+//! Max and Min; an Expand to the shape Where broadcasts to changes no value; a ScatterElements
+//! of each tuple's row writes the elements the ScatterND writes, in its order.
 
 mod grid_rows;
+mod scatter_rows;
 mod selects;
 
 use super::scope::{names_in, Scope};
@@ -33,11 +38,12 @@ use nonzero_proto::onnx::{GraphProto, NodeProto, TensorProto};
 use std::collections::HashSet;
 
 /// The rewrites; returns how many nodes each changed.
-pub fn rewrite(graph: &mut GraphProto, scope: &Scope) -> [usize; 5] {
+pub fn rewrite(graph: &mut GraphProto, scope: &Scope) -> [usize; 6] {
     [
         splits_as_slices(graph, scope),
         identity_outputs_apart(graph),
         integer_clips_as_max_min(graph, scope),
+        scatter_rows::as_scatter_elements(graph, scope),
         grid_rows::gather_rows(graph),
         selects::expand_operands(graph, scope),
     ]
