@@ -13,7 +13,7 @@ HTP_NEGATIVE_GATHER = ("QNN HTP does not read a Gather index of -1 as the last r
                        "rows read real data instead of the zero slab (issue 38 item 2: --target qnn points "
                        "padding at a pad slot, never at -1)")
 HTP_CONTROL_FLOW = ("QNN HTP takes no If or Loop: the nodes of the body go to the CPU EP (a toolchain limit; "
-                    "no static form changes it)")
+                    "the portable forms flatten an If of fixed-shape branches into Wheres, a Loop stays)")
 HTP_REDUCE_PROD = "QNN HTP takes no ReduceProd: it goes to the CPU EP (a toolchain limit)"
 HTP_TRANSPOSED = ("QNN HTP fails at run time on a Transpose of int64 data, the generic form's coordinates "
                   "transposed into a graph output (torch.nonzero, argwhere, tf.where): 'ORT Tensor data size does not "
@@ -30,9 +30,10 @@ FAULTS = {
     ("qnn", "generic", "handmade/nonzero_8x320"): HTP_DIV_MOD,
     ("qnn", "generic", "exported/masked_select_ts17.onnx"): HTP_NEGATIVE_GATHER,
 }
+# The portable forms flatten an If of fixed-shape branches into Wheres (fixed_ifs.rs); a Loop stays.
+FAULTS["qnn", "generic", "torch_patterns/if_masked_scatter_dynamo18.onnx"] = HTP_CONTROL_FLOW
 for _form in ("generic", "qnn", "litert"):
-    for _model in ("torch_patterns/if_masked_scatter_dynamo18.onnx", "torch_patterns/loop_count_ts17.onnx",
-                   "torch_patterns/loop_masked_write_ts17.onnx"):
+    for _model in ("torch_patterns/loop_count_ts17.onnx", "torch_patterns/loop_masked_write_ts17.onnx"):
         FAULTS["qnn", _form, _model] = HTP_CONTROL_FLOW
     for _model in ("torch_patterns/masked_prod_dynamo18.onnx", "torch_patterns/masked_prod_ts17.onnx"):
         FAULTS["qnn", _form, _model] = HTP_REDUCE_PROD
@@ -126,7 +127,8 @@ FB_CUMSUM = ("onnx2tf's flatbuffer_direct gives the generic form's int64 CumSum 
              "LiteRT's SCATTER_ND then writes out of bounds (issue 38 item 2: --target litert counts in int32)")
 FB_NEGATIVE = ("onnx2tf's flatbuffer_direct: the generic form's gather at index -1 (the padding) is out of bounds "
                "in LiteRT (issue 38 item 2: --target litert never gathers at a negative index)")
-FB_IF = "onnx2tf's flatbuffer_direct writes If as the custom op ONNX_IF, which LiteRT cannot run (a toolchain limit)"
+FB_IF = ("onnx2tf's flatbuffer_direct writes If as the custom op ONNX_IF, which LiteRT cannot run (a toolchain limit; "
+         "the portable forms flatten an If of fixed-shape branches into Wheres)")
 FB_LOOP = "onnx2tf's flatbuffer_direct writes Loop as a WHILE whose input has no data at run time (a toolchain fault)"
 FB_UNSET = ("onnx2tf's flatbuffer_direct leaves a Split's parts without a fixed shape (-1 in their shape_signature), "
             "and drops an Identity to a graph output by renaming its input's producer, so that the input's other "
@@ -199,17 +201,9 @@ LITERT = {
     ],
     FB_IF: [
         ('torch_patterns/if_mask_add_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
-        ('torch_patterns/if_mask_add_dynamo18.onnx', 'litert', 'flatbuffer_direct'),
-        ('torch_patterns/if_mask_add_dynamo18.onnx', 'qnn', 'flatbuffer_direct'),
         ('torch_patterns/if_mask_add_ts17.onnx', 'generic', 'flatbuffer_direct'),
-        ('torch_patterns/if_mask_add_ts17.onnx', 'litert', 'flatbuffer_direct'),
-        ('torch_patterns/if_mask_add_ts17.onnx', 'qnn', 'flatbuffer_direct'),
         ('torch_patterns/if_masked_scatter_dynamo18.onnx', 'generic', 'flatbuffer_direct'),
-        ('torch_patterns/if_masked_scatter_dynamo18.onnx', 'litert', 'flatbuffer_direct'),
-        ('torch_patterns/if_masked_scatter_dynamo18.onnx', 'qnn', 'flatbuffer_direct'),
         ('torch_patterns/if_masked_scatter_ts17.onnx', 'generic', 'flatbuffer_direct'),
-        ('torch_patterns/if_masked_scatter_ts17.onnx', 'litert', 'flatbuffer_direct'),
-        ('torch_patterns/if_masked_scatter_ts17.onnx', 'qnn', 'flatbuffer_direct'),
     ],
     FB_LOOP: [
         ('torch_patterns/loop_count_ts17.onnx', 'generic', 'flatbuffer_direct'),
@@ -244,7 +238,6 @@ LITERT = {
     ],
     TF_IF: [
         ('torch_patterns/if_masked_scatter_dynamo18.onnx', 'generic', 'tf_converter'),
-        ('torch_patterns/if_masked_scatter_dynamo18.onnx', 'litert', 'tf_converter'),
     ],
     TF_LOOP: [
         ('torch_patterns/loop_count_ts17.onnx', 'generic', 'tf_converter'),

@@ -29,6 +29,7 @@ mod dynamic;
 mod einsum_matmul;
 mod emit;
 mod exact;
+mod fixed_ifs;
 mod fold;
 mod gathers;
 mod grid_writes;
@@ -200,12 +201,11 @@ pub fn run(
         flatten: vec![],
         report,
     };
-    let no_names = HashSet::new();
     let scope = Scope {
         opset,
         outer: None,
         body_inputs: &BodyInputs::Declared,
-        outer_names: &no_names,
+        outer_names: &HashSet::new(),
         label: "main",
         depth: 0,
         target: options.target,
@@ -214,7 +214,7 @@ pub fn run(
     // First everywhere, so that a Loop's carried shapes are proven on standard ops.
     pass.lower(graph, &scope)?;
     pass.graph(graph, &scope)?;
-    portable::finish(graph, &scope);
+    portable::finish(graph, &scope, &mut pass.summary.rewrites);
     pass.report.removed_nodes += dead::sweep(graph, &original);
     let known = std::mem::take(&mut pass.known);
     dynamic::scan(graph, "main", &known, 0, &mut report.left);
