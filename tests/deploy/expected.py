@@ -13,7 +13,7 @@ HTP_NEGATIVE_GATHER = ("QNN HTP does not read a Gather index of -1 as the last r
                        "rows read real data instead of the zero slab (issue 38 item 2: --target qnn points "
                        "padding at a pad slot, never at -1)")
 HTP_CONTROL_FLOW = ("QNN HTP takes no If or Loop: the nodes of the body go to the CPU EP (a toolchain limit; "
-                    "the portable forms flatten an If of fixed-shape branches into Wheres, a Loop stays)")
+                    "the portable forms write out an If or a Loop over fixed-shape work)")
 HTP_REDUCE_PROD = "QNN HTP takes no ReduceProd: it goes to the CPU EP (a toolchain limit)"
 HTP_TRANSPOSED = ("QNN HTP fails at run time on a Transpose of int64 data, the generic form's coordinates "
                   "transposed into a graph output (torch.nonzero, argwhere, tf.where): 'ORT Tensor data size does not "
@@ -30,11 +30,11 @@ FAULTS = {
     ("qnn", "generic", "handmade/nonzero_8x320"): HTP_DIV_MOD,
     ("qnn", "generic", "exported/masked_select_ts17.onnx"): HTP_NEGATIVE_GATHER,
 }
-# The portable forms flatten an If of fixed-shape branches into Wheres (fixed_ifs.rs); a Loop stays.
-FAULTS["qnn", "generic", "torch_patterns/if_masked_scatter_dynamo18.onnx"] = HTP_CONTROL_FLOW
+# The portable forms write out an If or a Loop over fixed-shape work (emit-static's fixed/).
+for _model in ("torch_patterns/if_masked_scatter_dynamo18.onnx", "torch_patterns/loop_count_ts17.onnx",
+               "torch_patterns/loop_masked_write_ts17.onnx"):
+    FAULTS["qnn", "generic", _model] = HTP_CONTROL_FLOW
 for _form in ("generic", "qnn", "litert"):
-    for _model in ("torch_patterns/loop_count_ts17.onnx", "torch_patterns/loop_masked_write_ts17.onnx"):
-        FAULTS["qnn", _form, _model] = HTP_CONTROL_FLOW
     for _model in ("torch_patterns/masked_prod_dynamo18.onnx", "torch_patterns/masked_prod_ts17.onnx"):
         FAULTS["qnn", _form, _model] = HTP_REDUCE_PROD
 
@@ -129,11 +129,13 @@ FB_NEGATIVE = ("onnx2tf's flatbuffer_direct: the generic form's gather at index 
                "in LiteRT (issue 38 item 2: --target litert never gathers at a negative index)")
 FB_IF = ("onnx2tf's flatbuffer_direct writes If as the custom op ONNX_IF, which LiteRT cannot run (a toolchain limit; "
          "the portable forms flatten an If of fixed-shape branches into Wheres)")
-FB_LOOP = "onnx2tf's flatbuffer_direct writes Loop as a WHILE whose input has no data at run time (a toolchain fault)"
+FB_LOOP = ("onnx2tf's flatbuffer_direct writes Loop as a WHILE whose input has no data at run time (a toolchain fault; "
+           "the portable forms write out a Loop of a constant trip count over fixed-shape work)")
 FB_UNSET = ("onnx2tf's flatbuffer_direct leaves a Split's parts without a fixed shape (-1 in their shape_signature), "
             "and drops an Identity to a graph output by renaming its input's producer, so that the input's other "
             "readers read no data ('Input tensor ... lacks data'): --target litert writes Slices and Add(x, 0)")
-TF_LOOP = "onnx2tf's tf_converter fails on Loop bodies (KeyError in its While_Loop_CustomLayer)"
+TF_LOOP = ("onnx2tf's tf_converter fails on Loop bodies (KeyError in its While_Loop_CustomLayer; the portable forms "
+           "write out a Loop of a constant trip count over fixed-shape work)")
 FB_NMS_LOOP = ("onnx2tf's flatbuffer_direct fails to convert the generic form's NMS Loop ('Tensor index is missing "
                "for input ... op=CAST'): --target litert unrolls it")
 TF_ERF = ("onnx2tf's tf_converter writes BART's GELU (Erf) as the Flex op FlexErf, which is not a LiteRT builtin (a "
@@ -207,11 +209,7 @@ LITERT = {
     ],
     FB_LOOP: [
         ('torch_patterns/loop_count_ts17.onnx', 'generic', 'flatbuffer_direct'),
-        ('torch_patterns/loop_count_ts17.onnx', 'litert', 'flatbuffer_direct'),
-        ('torch_patterns/loop_count_ts17.onnx', 'qnn', 'flatbuffer_direct'),
         ('torch_patterns/loop_masked_write_ts17.onnx', 'generic', 'flatbuffer_direct'),
-        ('torch_patterns/loop_masked_write_ts17.onnx', 'litert', 'flatbuffer_direct'),
-        ('torch_patterns/loop_masked_write_ts17.onnx', 'qnn', 'flatbuffer_direct'),
     ],
     FB_NEGATIVE: [
         ('handmade/x_mask_8x320', 'generic', 'flatbuffer_direct'),
@@ -241,11 +239,7 @@ LITERT = {
     ],
     TF_LOOP: [
         ('torch_patterns/loop_count_ts17.onnx', 'generic', 'tf_converter'),
-        ('torch_patterns/loop_count_ts17.onnx', 'litert', 'tf_converter'),
-        ('torch_patterns/loop_count_ts17.onnx', 'qnn', 'tf_converter'),
         ('torch_patterns/loop_masked_write_ts17.onnx', 'generic', 'tf_converter'),
-        ('torch_patterns/loop_masked_write_ts17.onnx', 'litert', 'tf_converter'),
-        ('torch_patterns/loop_masked_write_ts17.onnx', 'qnn', 'tf_converter'),
     ],
     TF_ERF: [(f"real/bart_{_exporter}.onnx", _form, "tf_converter") for _exporter in ("ts17", "dynamo18")
              for _form in ("generic", "litert", "qnn")],

@@ -13,7 +13,8 @@ RKNN_TP_IN_MESH = ("rknn-toolkit2 fails in its rule _p_reduce_tp_in_mesh (IndexE
 RKNN_IF = ("rknn-toolkit2 takes no If: its checker reads a body's use of an outer tensor as a graph out of "
            "topological order (a toolchain limit; --target rknn flattens an If of fixed-shape branches into Wheres)")
 RKNN_LOOP = ("rknn-toolkit2 takes no Loop ('will cause the graph to be a dynamic graph', or an invalid model once "
-             "it has rewritten the Loop): a toolchain limit; the generic form's NMS is a Loop")
+             "it has rewritten the Loop): a toolchain limit; the generic form's NMS is a Loop (--target rknn unrolls it, and "
+             "writes out a Loop of a constant trip count over fixed-shape work)")
 RKNN_HANG = ("rknn-toolkit2's build of BART ts17 runs past 300 s in its rule passes (killed; dynamo18's builds). Given "
              "3600 s (NONZERO_RKNN_TIMEOUT_S, 2026-12-07, beside other jobs) both forms still ran: the log goes silent "
              "after the converter's rules on the static NonZero (convert_gather_to_reshape in the generic form, "
@@ -81,13 +82,13 @@ def faults(mask_nms, nms_picks):
     for _why, _models in reasons.items():
         for _model in _models:
             out["rknn", "generic", _model] = _why
-    # The rknn form flattens these Ifs into Wheres (fixed_ifs.rs).
+    # The rknn form flattens these Ifs into Wheres (emit-static's fixed/ifs.rs).
     for _model in [f"torch_patterns/{_name}_{_exporter}.onnx" for _name in ("if_mask_add", "if_masked_scatter")
                    for _exporter in ("dynamo18", "ts17")]:
         out["rknn", "generic", _model] = RKNN_IF
+    for _model in ("torch_patterns/loop_count_ts17.onnx", "torch_patterns/loop_masked_write_ts17.onnx"):
+        out["rknn", "generic", _model] = RKNN_LOOP
     for _form in ("generic", "rknn"):
-        for _model in ("torch_patterns/loop_count_ts17.onnx", "torch_patterns/loop_masked_write_ts17.onnx"):
-            out["rknn", _form, _model] = RKNN_LOOP
         out["rknn", _form, "real/bart_ts17.onnx"] = RKNN_HANG
         out["rknn", _form, "torch_patterns/mask_assign_ts17.onnx"] = RKNN_FOLD_INPUTS
         out["rknn", _form, "handmade/mask_assign_8x320"] = RKNN_SCALAR_INPUT

@@ -1,5 +1,5 @@
 """Issue 38: under `--static --target qnn|litert|rknn`, an If of the main graph whose branches
-are fixed-shape work becomes both branches and a Where per output (emit-static's fixed_ifs.rs):
+are fixed-shape work becomes both branches and a Where per output (emit-static's fixed/ifs.rs):
 QNN HTP runs no If, onnx2tf's flatbuffer_direct writes one as a custom op, and rknn-toolkit2
 refuses it. The form must equal the If exactly (dtype, shape, values) for both conditions, read
 as the If reads them; the generic target keeps the If, and so does every target where a Where

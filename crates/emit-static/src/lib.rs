@@ -29,7 +29,7 @@ mod dynamic;
 mod einsum_matmul;
 mod emit;
 mod exact;
-mod fixed_ifs;
+mod fixed;
 mod fold;
 mod gathers;
 mod grid_writes;

@@ -150,7 +150,8 @@ pub fn in_range(e: &mut Emitter, index: &str, by_position: bool, numel: i64) -> 
 }
 
 /// The last steps of a portable form over the whole graph (none for the generic target), and
-/// their report lines (kind, line) added to `lines`: Ifs of fixed-shape branches as Wheres ([`super::fixed_ifs`]);
+/// their report lines (kind, line) added to `lines`: Loops and Ifs over fixed-shape work
+/// written out ([`super::fixed`]);
 /// [`transpose_before_cast`]; for QNN the model's own OneHots in standard ops
 /// ([`super::one_hot`]) and Einsums as MatMuls ([`super::einsum_matmul`]); for LiteRT Splits
 /// as Slices, integer output Identities apart and integer Clips as Max and Min
@@ -164,8 +165,8 @@ pub fn finish(
     if !scope.target.portable() {
         return;
     }
-    // First, so that the branches' nodes get the rewrites below.
-    lines.extend(super::fixed_ifs::flatten(graph, scope));
+    // First, so that the bodies' nodes get the rewrites below.
+    lines.extend(super::fixed::write_out(graph, scope));
     transpose_before_cast(graph);
     match scope.target {
         Target::Qnn => {

@@ -99,17 +99,78 @@ fn loop_body<'n>(node: &'n NodeProto, outer: &ShapeTable) -> Option<(&'n GraphPr
 }
 
 /// A Loop's outputs: each carried value's final value, where the body keeps its shape (with
-/// its initial value's element type); the scan outputs unknown.
+/// its initial value's element type); each scan output `[trips, ..]` where the Loop runs a
+/// known number of times ([`exact_trips`]) and the body's value for it has known sizes.
 pub fn loop_outputs(node: &NodeProto, outer: &ShapeTable) -> Vec<Option<TensorInfo>> {
-    let Some((_, BodyInputs::Loop(kept))) = loop_body(node, outer) else {
+    let Some((body, inputs)) = loop_body(node, outer) else {
         return vec![];
     };
-    kept.into_iter()
+    let BodyInputs::Loop(kept) = &inputs else {
+        return vec![];
+    };
+    let mut outputs: Vec<Option<TensorInfo>> = kept
+        .iter()
         .enumerate()
         .map(|(k, dims)| {
             let initial = node.input.get(2 + k).filter(|n| !n.is_empty())?;
             let elem_type = outer.info(initial)?.elem_type;
-            Some(TensorInfo { elem_type, dims })
+            Some(TensorInfo {
+                elem_type,
+                dims: dims.clone(),
+            })
         })
-        .collect()
+        .collect();
+    let Some(trips) = exact_trips(node, outer) else {
+        return outputs;
+    };
+    let table = ShapeTable::for_graph(body, &GraphIndex::new(body), Some(outer), &inputs);
+    for scanned in body.output.iter().skip(1 + kept.len()) {
+        let info = scanned.name.as_deref().and_then(|n| table.info(n));
+        outputs.push(info.and_then(|info| {
+            let dims = info.dims.as_ref()?;
+            Some(TensorInfo {
+                elem_type: info.elem_type,
+                dims: Some(
+                    std::iter::once(Dim::from(trips))
+                        .chain(dims.iter().cloned())
+                        .collect(),
+                ),
+            })
+        }));
+    }
+    outputs
+}
+
+/// How many times a Loop runs, where that is known: its trip count a constant, its condition
+/// absent or a constant true, and its body's condition output always true (the body's own
+/// condition input or a constant true, directly or through Identities): no early exit.
+pub fn exact_trips(node: &NodeProto, outer: &ShapeTable) -> Option<i64> {
+    let is_true = |table: &ShapeTable, name: &str| {
+        table
+            .constant(name)
+            .is_some_and(|c| c.data.as_f64() == [1.0])
+    };
+    let trips = outer.constant(node.input.first()?)?;
+    let [trips] = trips.data.as_f64()[..] else {
+        return None;
+    };
+    if trips < 0.0 || trips.fract() != 0.0 {
+        return None;
+    }
+    let condition = node.input.get(1).map_or("", String::as_str);
+    if !(condition.is_empty() || is_true(outer, condition)) {
+        return None;
+    }
+    let (body, inputs) = loop_body(node, outer)?;
+    let index = GraphIndex::new(body);
+    let table = ShapeTable::for_graph(body, &index, Some(outer), &inputs);
+    let own_condition = body.input.get(1)?.name.as_deref()?;
+    let mut name = body.output.first()?.name.as_deref()?;
+    while let Some(identity) = index
+        .producer_of(body, name)
+        .filter(|n| is_onnx_op(n, "Identity"))
+    {
+        name = identity.input.first()?;
+    }
+    (name == own_condition || is_true(&table, name)).then_some(trips as i64)
 }

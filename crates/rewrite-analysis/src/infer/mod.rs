@@ -19,7 +19,7 @@ mod same_count;
 mod scope;
 mod values;
 
-pub use bodies::BodyInputs;
+pub use bodies::{exact_trips, BodyInputs};
 pub use ctx::{axis_in, Ctx};
 pub use dim::Dim;
 pub use layout::shape_range;

@@ -13,6 +13,7 @@
 //! computed too: it cannot fail on fixed shapes, but for an out-of-range index of the model's
 //! own, which the If would not have read.
 
+use super::fixed_work;
 use crate::graph::is_onnx_op;
 use crate::infer::ShapeTable;
 use crate::scope::Scope;
@@ -72,34 +73,10 @@ fn fixed_shape(node: &NodeProto, scope: &Scope, shapes: &ShapeTable) -> bool {
     };
     let mut outputs = vec![];
     for branch in [then_branch, else_branch] {
-        let nested = branch.node.iter().any(|n| {
-            n.attribute
-                .iter()
-                .any(|a| a.g.is_some() || !a.graphs.is_empty())
-        });
-        if nested || branch.output.len() != node.output.len() {
-            return false;
+        match fixed_work(branch, &body_scope) {
+            Some(typed) if typed.len() == node.output.len() => outputs.push(typed),
+            _ => return false,
         }
-        let (_, table) = body_scope.shapes_of(branch);
-        let fixed = |name: &str| static_dims(&table, name).is_some();
-        if !branch
-            .node
-            .iter()
-            .flat_map(|n| &n.output)
-            .all(|o| o.is_empty() || fixed(o))
-        {
-            return false;
-        }
-        let typed: Option<Vec<(Vec<i64>, i32)>> = branch
-            .output
-            .iter()
-            .map(|o| {
-                let name = o.name.as_deref()?;
-                Some((static_dims(&table, name)?, table.info(name)?.elem_type?))
-            })
-            .collect();
-        let Some(typed) = typed else { return false };
-        outputs.push(typed);
     }
     let read_as_if = condition.iter().all(|&d| d == 1)
         && outputs[0]
