@@ -16,6 +16,7 @@ from onnx import TensorProto, helper
 from conftest import session
 from onnx_cases import assert_exact
 from static_cases import static_model
+from test_real_exports import host_cannot_load
 
 PORTABLE = ("qnn", "litert", "rknn")
 REAL = pathlib.Path(__file__).parents[2] / "models" / "real" / "torch_patterns"
@@ -122,6 +123,8 @@ def test_the_exported_data_dependent_branch_is_flattened(target, exporter):
     model = onnx.load(REAL / f"if_mask_add_{exporter}.onnx")
     static, _ = static_model(model, "--target", target, "--input-shape", "x=6,3", "--input-shape", "m=6")
     assert "If" not in op_types(static) and "NonZero" not in op_types(static), op_types(static)
+    if host_cannot_load(model, static):  # 1.17.3: dynamo's IR 10, refused alike (asserted)
+        return
     rng = np.random.default_rng(38)
     x = rng.integers(-9, 10, (6, 3)).astype(np.float32)
     for sign in (1, -1):  # x.sum() > 0 and not

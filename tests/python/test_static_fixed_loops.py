@@ -18,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 from conftest import session
 from onnx_cases import assert_exact
 from static_cases import run_static, static_model
+from test_real_exports import host_cannot_load
 
 PORTABLE = ("qnn", "litert", "rknn")
 REAL = pathlib.Path(__file__).parents[2] / "models" / "real" / "torch_patterns"
@@ -175,6 +176,8 @@ def test_the_exported_loops_are_written_out(target, name, shapes):
     args = [a for s in shapes for a in ("--input-shape", s)]
     static, _ = static_model(model, "--target", target, *args)
     assert "Loop" not in op_types(static) and "NonZero" not in op_types(static), op_types(static)
+    if host_cannot_load(model, static):  # an ONNX Runtime refusing the export's IR (asserted alike)
+        return
     rng = np.random.default_rng(38)
     for trial in range(3):
         feed = {"x": rng.integers(-9, 10, (6, 3)).astype(np.float32)}
