@@ -19,7 +19,7 @@ use crate::infer::{exact_trips, BodyInputs, ShapeTable};
 use crate::scope::Scope;
 use nonzero_proto::onnx::{GraphProto, NodeProto, ValueInfoProto};
 use nonzero_rewrite_analysis::dims::static_dims;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The most iterations written out: a Loop over more rows than this stays a Loop.
 pub const MAX_TRIPS: i64 = 256;
@@ -107,7 +107,11 @@ fn write_out(graph: &mut GraphProto, scope: &Scope, at: usize, trips: i64) {
             .collect()
     };
     let (inputs, outputs) = (names(&body.input), names(&body.output));
-    let always = e.bool_scalar(true);
+    // The iteration number and the condition as constants where the body uses them.
+    let mut used = HashSet::new();
+    crate::graph::names_read_in(&body, &mut used, 0);
+    used.extend(outputs.iter().cloned());
+    let always = used.contains(&inputs[1]).then(|| e.bool_scalar(true));
     // The body's initializers once, under fresh names.
     let mut constants: HashMap<String, String> = HashMap::new();
     for t in &body.initializer {
@@ -123,8 +127,12 @@ fn write_out(graph: &mut GraphProto, scope: &Scope, at: usize, trips: i64) {
     let mut written = vec![];
     for i in 0..trips {
         let mut renamed = constants.clone();
-        renamed.insert(inputs[0].clone(), e.scalar(i));
-        renamed.insert(inputs[1].clone(), always.clone());
+        if used.contains(&inputs[0]) {
+            renamed.insert(inputs[0].clone(), e.scalar(i));
+        }
+        if let Some(always) = &always {
+            renamed.insert(inputs[1].clone(), always.clone());
+        }
         for (k, value) in state.iter().enumerate() {
             renamed.insert(inputs[2 + k].clone(), value.clone());
         }
@@ -161,7 +169,14 @@ fn write_out(graph: &mut GraphProto, scope: &Scope, at: usize, trips: i64) {
             e.finish_as(y);
         }
     }
-    let inserted = e.insert(graph, at);
+    e.insert(graph, at);
     graph.node.splice(at..at, written);
-    debug_assert!(inserted > 0 || node.output.iter().all(String::is_empty));
+    // The trip count and the condition, where they were constants only the Loop read.
+    let mut read = HashSet::new();
+    crate::graph::names_read_in(graph, &mut read, 0);
+    read.extend(graph.output.iter().filter_map(|o| o.name.clone()));
+    graph.initializer.retain(|t| {
+        let name = t.name.as_deref().unwrap_or("");
+        !node.input[..2].iter().any(|i| i == name) || read.contains(name)
+    });
 }
