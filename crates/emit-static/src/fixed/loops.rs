@@ -112,9 +112,13 @@ fn write_out(graph: &mut GraphProto, scope: &Scope, at: usize, trips: i64) {
     crate::graph::names_read_in(&body, &mut used, 0);
     used.extend(outputs.iter().cloned());
     let always = used.contains(&inputs[1]).then(|| e.bool_scalar(true));
-    // The body's initializers once, under fresh names.
+    // The body's initializers it reads, once, under fresh names.
     let mut constants: HashMap<String, String> = HashMap::new();
-    for t in &body.initializer {
+    for t in body
+        .initializer
+        .iter()
+        .filter(|t| t.name.as_ref().is_some_and(|n| used.contains(n)))
+    {
         let name = t.name.clone().unwrap_or_default();
         let fresh = e.fresh(&format!("const{name}"));
         let mut t = t.clone();
