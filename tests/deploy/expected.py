@@ -334,9 +334,13 @@ TF_LONGFORMER_KERAS = ("onnx2tf's tf_converter fails on a ScatterND whose indice
                        "('KerasTensor' object has no attribute 'numpy'; TF_SCATTER_ADD's fault): --target litert "
                        "writes them as ScatterElements")
 TF_LONGFORMER_PAD = ("onnx2tf's tf_converter fails on Longformer's own second layer: the Reshape after its Pad of "
-                     "an Einsum's result ('Cannot reshape a tensor with 1008 elements to shape [8, 7, 4, 5]'; the "
-                     "first layer's same nodes convert; a toolchain fault, not yet narrowed down). Its ScatterNDs, "
-                     "as ScatterElements, convert (2026-12-07)")
+                     "an Einsum's result ('Cannot reshape a tensor with 1008 elements to shape [8, 7, 4, 5]'). It "
+                     "converts layer.1's Einsum 'bcxd,bcyd->bcxy' in a layout of its own ([7, 4, 8, 4] for ONNX's "
+                     "[8, 7, 4, 4]; layer.0's converts right), so the Pad pads the wrong axis; the pads folded to a "
+                     "constant change nothing. With the Einsum as Transpose and MatMul the whole model converts, and "
+                     "then LiteRT refuses its FlexErf, as BART's (TF_ERF): not kept, because a Transpose before that "
+                     "MatMul aborts ONNX Runtime 1.32's QNN EP, where deploy_all judges the litert form too "
+                     "(2026-12-07). Its ScatterNDs, as ScatterElements, convert")
 for _form in ("generic", "qnn", "litert"):
     FAULTS["qnn", _form, "real/longformer_ts17.onnx"] = HTP_LONGFORMER if _form == "qnn" else HTP_EINSUM
     if _form != "litert":
