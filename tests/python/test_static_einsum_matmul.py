@@ -1,6 +1,6 @@
 """Issue 38: under `--static --target qnn`, a two-operand Einsum of batch letters, one contracted
 letter and one free letter per operand is written as Transpose, MatMul and Transpose
-(crates/emit-static/src/einsum_matmul.rs), because QNN HTP takes no Einsum whose batch letters
+(crates/emit-static/src/qnn/einsum_matmul.rs), because QNN HTP takes no Einsum whose batch letters
 are not leading (Longformer's `blhd,bshd->blhs`). An Einsum already in a batched MatMul's form
 (`bcxd,bcyd->bcxy`) stays, as do other forms and the other targets. The rewritten model must
 equal ONNX Runtime's Einsum on the same inputs (the same dot products; 1e-6 relative for the

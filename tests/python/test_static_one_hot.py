@@ -1,5 +1,5 @@
 """Issue 38: under `--static --target qnn`, a model's own OneHot is written in standard ops
-(crates/emit-static/src/one_hot.rs), because QNN HTP takes no OneHot (Mixtral's router went to
+(crates/emit-static/src/qnn/one_hot.rs), because QNN HTP takes no OneHot (Mixtral's router went to
 the CPU EP). The form must equal ONNX Runtime's OneHot exactly (dtype, shape, values) for every
 index: in range, negative (counted from depth), outside [-depth, depth) (all off), and float
 indices (truncated); at every axis. The other targets keep the OneHot."""

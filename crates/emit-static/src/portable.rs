@@ -153,7 +153,7 @@ pub fn in_range(e: &mut Emitter, index: &str, by_position: bool, numel: i64) -> 
 /// their report lines (kind, line) added to `lines`: Loops and Ifs over fixed-shape work
 /// written out ([`super::fixed`]);
 /// [`transpose_before_cast`]; for QNN the model's own OneHots in standard ops
-/// ([`super::one_hot`]) and Einsums as MatMuls ([`super::einsum_matmul`]); for LiteRT Splits
+/// and Einsums as MatMuls, and GatherNDs at constant indices as Gathers ([`super::qnn`]); for LiteRT Splits
 /// as Slices, integer output Identities apart and integer Clips as Max and Min
 /// ([`super::litert`]); for RKNN [`distinct_outputs`] and one Gather per data tensor
 /// ([`super::parallel_gathers`]).
@@ -170,8 +170,7 @@ pub fn finish(
     transpose_before_cast(graph);
     match scope.target {
         Target::Qnn => {
-            super::one_hot::rewrite(graph, scope);
-            super::einsum_matmul::rewrite(graph, scope);
+            super::qnn::rewrite(graph, scope);
         }
         Target::Rknn => {
             distinct_outputs(graph);

@@ -13,9 +13,9 @@
 //! B' = B to `[batch..., contracted, right]`, transposed to the output's order. The same dot
 //! products, each over the contracted axis.
 
-use super::emit::{ints_attr, Emitter};
-use super::scope::Scope;
+use crate::emit::{ints_attr, Emitter};
 use crate::graph::{attr, is_onnx_op};
+use crate::scope::Scope;
 use nonzero_proto::onnx::GraphProto;
 
 /// Rewrites every Einsum of `graph` of that form. Returns how many.

@@ -8,9 +8,9 @@
 //! ONNX Runtime's kernel compares them, in float (a negative one plus depth, then equal to a
 //! class), not truncated to int64 as ONNX's text says: 2.5 is no class there.
 
-use super::emit::Emitter;
-use super::scope::Scope;
+use crate::emit::Emitter;
 use crate::graph::{int_attr, is_onnx_op};
+use crate::scope::Scope;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_proto::onnx::GraphProto;
 
@@ -74,7 +74,7 @@ fn standard_form(graph: &GraphProto, scope: &Scope, at: usize) -> Option<Emitter
         e.op(
             "Gather",
             &[&node.input[2], which],
-            vec![super::emit::int_attr("axis", 0)],
+            vec![crate::emit::int_attr("axis", 0)],
         )
     };
     let (on, off) = (gather(&mut e, &on), gather(&mut e, &off));
