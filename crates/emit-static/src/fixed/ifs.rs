@@ -22,8 +22,8 @@ use nonzero_rewrite_analysis::dims::static_dims;
 
 /// Flattens every such If of `graph` (the main graph); returns a report line for each.
 pub fn flatten(graph: &mut GraphProto, scope: &Scope) -> Vec<(String, String)> {
-    if !scope.target.portable() || scope.depth != 0 || scope.opset < 9 {
-        return vec![];
+    if scope.opset < 9 {
+        return vec![]; // no Where
     }
     let (_, shapes) = scope.shapes_of(graph);
     let ifs: Vec<String> = graph

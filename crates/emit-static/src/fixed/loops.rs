@@ -28,9 +28,6 @@ pub const MAX_UNROLLED_NODES: usize = 4096;
 
 /// Writes out every such Loop of `graph` (the main graph); returns a report line for each.
 pub fn unroll(graph: &mut GraphProto, scope: &Scope) -> Vec<(String, String)> {
-    if !scope.target.portable() || scope.depth != 0 {
-        return vec![];
-    }
     let mut lines = vec![];
     // One at a time: each changes the graph's names and node positions.
     while let Some((at, trips)) = next_loop(graph, scope) {

@@ -1,8 +1,8 @@
 //! Control flow over fixed-shape work, written out for the portable targets, which take none:
 //! QNN HTP sends an If's or a Loop's body to the CPU EP, onnx2tf writes them as ops LiteRT cannot
 //! run (or fails on them), and rknn-toolkit2 refuses them. An If becomes both branches and a
-//! Where per output ([`ifs`]); a Loop of a constant trip count, its body once per iteration
-//! ([`loops`]).
+//! Where per output ([`ifs`]); a Loop that runs a known number of times, its body once per
+//! iteration ([`loops`]).
 
 mod ifs;
 mod loops;
