@@ -59,6 +59,10 @@ def assignment(sess):
 
 
 def run(sess, feeds):
+    """{output name: array}. A scalar feed for an input the model declares [1] goes in as [1]:
+    the rknn and litert forms declare rank-0 inputs so (docs/static.md, "Targets")."""
+    declared = {i.name: i.shape for i in sess.get_inputs()}
+    feeds = {k: v.reshape(1) if np.ndim(v) == 0 and declared.get(k) == [1] else v for k, v in feeds.items()}
     names = [o.name for o in sess.get_outputs()]
     return dict(zip(names, sess.run(names, feeds)))
 

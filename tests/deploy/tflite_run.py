@@ -28,8 +28,11 @@ def judge(job):
         signature = interpreter.get_signature_list()
         result["output_names"] = list(next(iter(signature.values()))["outputs"])
         inputs = {normal(n): n for n in next(iter(signature.values()))["inputs"]}
+        shapes = {n: list(d["shape"]) for n, d in runner.get_input_details().items()}
         for feeds_path, out_path in zip(job["feeds"], job["outputs"]):
             feeds = {inputs.get(normal(n), n): v for n, v in np.load(feeds_path).items()}
+            # A scalar for an input declared [1] (the litert form's rank-0 inputs) goes in as [1].
+            feeds = {n: v.reshape(1) if v.ndim == 0 and shapes.get(n) == [1] else v for n, v in feeds.items()}
             outputs = runner(**feeds)
             np.savez(out_path, **{name: np.asarray(v) for name, v in outputs.items()})
     except Exception as e:  # noqa: BLE001 (the interpreter's RuntimeError and ValueError)

@@ -25,6 +25,14 @@ def pytest_report_header(config):
     return f"onnxruntime {ort.__version__}, library {LIB}"
 
 
+def run_declared(sess, feeds):
+    """`sess.run(None, feeds)`, a scalar feed for an input the model declares `[1]` given as `[1]`:
+    the rknn and litert forms declare rank-0 inputs so (crates/emit-static/src/scalar_inputs.rs)."""
+    declared = {i.name: i.shape for i in sess.get_inputs()}
+    return sess.run(None, {k: v.reshape(1) if np.ndim(v) == 0 and declared.get(k) == [1] else v
+                           for k, v in feeds.items()})
+
+
 def session(model, library=True, threads=None, onnx_domain=True):
     """An InferenceSession on the CPU provider, with or without our library; onnx_domain=False
     registers the library's `nonzero` domain only (session config entry nonzero.onnx_domain = 0)."""

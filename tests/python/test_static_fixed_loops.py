@@ -15,7 +15,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import session
+from conftest import run_declared, session
 from onnx_cases import assert_exact
 from static_cases import run_static, static_model
 from test_real_exports import host_cannot_load
@@ -93,7 +93,7 @@ def op_types(model):
 def assert_same_run(model, static, what, trips=ROWS):
     x = feeds(model, trips)
     want = session(model, library=False).run(None, x)
-    got = session(static, library=False).run(None, x)
+    got = run_declared(session(static, library=False), x)
     assert len(got) == len(want)
     for name, g, w in zip([o.name for o in model.graph.output], got, want):
         assert_exact(g, w, f"{what} {name}")

@@ -1,6 +1,6 @@
 """Issue 38: under `--static --target rknn`, the Gathers (and GatherNDs) that read one tensor
 become one gather at their indices put end to end, then a Split
-(crates/emit-static/src/parallel_gathers.rs): rknn-toolkit2 2.5.0 merges gathers of the same data
+(crates/emit-static/src/rknn/parallel_gathers.rs): rknn-toolkit2 2.5.0 merges gathers of the same data
 without comparing their indices, and an MoE's experts all read the last expert's tokens. The
 form must equal the original on ONNX Runtime exactly, with one gather per data tensor, along
 any axis and whatever the nodes between the gathers; the other targets keep the gathers."""

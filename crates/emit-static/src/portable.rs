@@ -19,7 +19,6 @@ use super::emit::{int_attr, ints_attr, Emitter};
 use super::mask::Selection;
 use super::Target;
 use nonzero_proto::onnx::tensor_proto::DataType;
-use nonzero_proto::onnx::type_proto::Value;
 use nonzero_proto::onnx::{GraphProto, NodeProto};
 use nonzero_rewrite_analysis::dims::checked_numel;
 use std::collections::{HashMap, HashSet};
@@ -155,8 +154,8 @@ pub fn in_range(e: &mut Emitter, index: &str, by_position: bool, numel: i64) -> 
 /// [`transpose_before_cast`]; for QNN the model's own OneHots in standard ops
 /// and Einsums as MatMuls, and GatherNDs at constant indices as Gathers ([`super::qnn`]); for LiteRT Splits
 /// as Slices, integer output Identities apart and integer Clips as Max and Min
-/// ([`super::litert`]); for RKNN [`distinct_outputs`] and one Gather per data tensor
-/// ([`super::parallel_gathers`]).
+/// ([`super::litert`]); for RKNN distinct integer outputs and one Gather per data tensor
+/// ([`super::rknn`]); for both, rank-0 inputs declared `[1]` ([`super::scalar_inputs`]).
 pub fn finish(
     graph: &mut GraphProto,
     scope: &super::scope::Scope,
@@ -173,62 +172,17 @@ pub fn finish(
             super::qnn::rewrite(graph, scope);
         }
         Target::Rknn => {
-            distinct_outputs(graph);
-            super::parallel_gathers::merge(graph, scope);
+            super::rknn::rewrite(graph, scope);
         }
         Target::Litert => {
             super::litert::rewrite(graph, scope);
         }
         Target::Generic => {}
     }
-}
-
-/// Where two int64 graph outputs are Identities of one tensor (the counts of one NonZero's two
-/// readers), every one after the first becomes `Add(x, 0)`: rknn-toolkit2 2.5.0 returns only one
-/// of such outputs, so a caller reading them by position reads the wrong ones. Exact. Returns
-/// how many.
-pub fn distinct_outputs(graph: &mut GraphProto) -> usize {
-    let mut names = HashSet::new();
-    super::scope::names_in(graph, &mut names, 0);
-    let int64_outputs: Vec<String> = graph
-        .output
-        .iter()
-        .filter(|o| {
-            matches!(o.r#type.as_ref().and_then(|t| t.value.as_ref()),
-                Some(Value::TensorType(t)) if t.elem_type == Some(DataType::Int64 as i32))
-        })
-        .filter_map(|o| o.name.clone())
-        .collect();
-    let (mut sources, mut changed) = (HashSet::new(), 0);
-    for output in int64_outputs {
-        let Some(at) = graph
-            .node
-            .iter()
-            .position(|n| n.output.first() == Some(&output))
-        else {
-            continue;
-        };
-        let node = &graph.node[at];
-        if node.op_type.as_deref() != Some("Identity") || sources.insert(node.input[0].clone()) {
-            continue;
-        }
-        let zero = (0..)
-            .map(|i| format!("{output}/zero{i}"))
-            .find(|n| !names.contains(n))
-            .expect("a free name");
-        names.insert(zero.clone());
-        graph.initializer.push(nonzero_proto::onnx::TensorProto {
-            name: Some(zero.clone()),
-            data_type: Some(DataType::Int64 as i32),
-            int64_data: vec![0],
-            ..Default::default()
-        });
-        let node = &mut graph.node[at];
-        node.op_type = Some("Add".into());
-        node.input.push(zero);
-        changed += 1;
+    if matches!(scope.target, Target::Rknn | Target::Litert) {
+        let inputs = super::scalar_inputs::declared_as_one(graph);
+        lines.extend(super::scalar_inputs::lines(inputs, scope.target));
     }
-    changed
 }
 
 /// `Transpose(Cast(x, to = int64))` becomes `Cast(Transpose(x), to = int64)` where the Cast's
@@ -316,45 +270,6 @@ mod tests {
             output: vec![output.into()],
             ..Default::default()
         }
-    }
-
-    #[test]
-    fn a_second_output_identity_of_one_tensor_becomes_an_add_of_zero() {
-        use nonzero_proto::onnx::{type_proto, TensorProto, TypeProto, ValueInfoProto};
-        let int64 = |name: &str| ValueInfoProto {
-            name: Some(name.into()),
-            r#type: Some(TypeProto {
-                value: Some(type_proto::Value::TensorType(type_proto::Tensor {
-                    elem_type: Some(DataType::Int64 as i32),
-                    shape: None,
-                })),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let mut graph = GraphProto {
-            node: vec![
-                node("Identity", "count", "a_count"),
-                node("Identity", "count", "b_count"),
-                node("Identity", "other", "c_count"),
-            ],
-            output: vec![int64("a_count"), int64("b_count"), int64("c_count")],
-            ..Default::default()
-        };
-        assert_eq!(super::distinct_outputs(&mut graph), 1);
-        let ops: Vec<&str> = graph
-            .node
-            .iter()
-            .map(|n| n.op_type.as_deref().unwrap())
-            .collect();
-        assert_eq!(ops, ["Identity", "Add", "Identity"]);
-        assert_eq!(graph.node[1].input, ["count", "b_count/zero0"]);
-        let zero: &TensorProto = &graph.initializer[0];
-        assert_eq!(
-            (zero.name.as_deref(), &zero.int64_data[..]),
-            (Some("b_count/zero0"), &[0][..])
-        );
-        assert_eq!(super::distinct_outputs(&mut graph), 0);
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! read the last expert's tokens (torch_patterns/moe_router_*). Exact: a gather at concatenated
 //! indices is the concatenation of the gathers. The graph is put back in topological order.
 
-use super::emit::{int_attr, ints_attr, Emitter};
-use super::scope::Scope;
+use crate::emit::{int_attr, ints_attr, Emitter};
 use crate::graph::{is_onnx_op, names_read_in};
+use crate::scope::Scope;
 use nonzero_proto::onnx::GraphProto;
 use nonzero_rewrite_analysis::dims::static_dims;
 use std::cmp::Reverse;
