@@ -102,3 +102,30 @@ def test_other_targets_keep_scalar_inputs(target):
     assert rc == 0, out
     assert declared(static)["v"] == []
     assert not [r for r in report["static"]["rewrites"] if r["kind"] == "one-element-input"]
+
+
+@pytest.mark.parametrize("target", [None, "qnn", "litert", "rknn"])
+def test_a_single_value_write_reads_no_running_count(target):
+    """`x[mask] = v` of one value writes v wherever the mask is (crates/emit-static/src/writes.rs,
+    a period of one element): the form reads no running count (no CumSum, Gather or Mod, which
+    RKNN runs on the chip's CPU), and equals the original for v finite, infinite, NaN and -0.0
+    (+0.0 where written: ONNX Runtime's Where drops the sign of a zero from its middle operand),
+    on random, empty and full masks."""
+    model = mask_assign_model()
+    args = ["--input-shape", f"x={SHAPE[0]},{SHAPE[1]}", "--input-shape", f"mask={SHAPE[0]},{SHAPE[1]}",
+            "--input-shape", "v="] + (["--target", target] if target else [])
+    rc, out, static, _ = run_static(model, *args)
+    assert rc == 0, out
+    ops = [n.op_type for n in static.graph.node]
+    assert sorted(set(ops)) == ["Reshape", "Where"], ops
+    original, made = session(model, library=False), session(static, library=False)
+    rng = np.random.default_rng(11)
+    for case in ("random", "none", "all"):
+        for v in (-1.5, np.inf, np.nan, -0.0):
+            f = feeds(rng, case, False)
+            f["v"] = np.array(v, np.float32)
+            (want,), (got,) = original.run(None, f), run_declared(made, f)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert np.array_equal(got, want, equal_nan=True), (case, v)
+            # The elements not written keep their bits.
+            assert np.array_equal(got[~f["mask"]].view(np.uint32), f["x"][~f["mask"]].view(np.uint32))

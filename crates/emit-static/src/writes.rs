@@ -65,6 +65,12 @@ pub fn emit(w: &MaskedWrite, e: &mut Emitter, output: &str) -> Option<()> {
             let listed = e.gather_1d(&padded, &rank);
             e.reshape(&listed, &dims)
         }
+        // A period of one element (torch's `x[m] = v` of a single value): every written element
+        // is that value, so no running count (a CumSum, which RKNN runs on the chip's CPU). As
+        // `[1]` it broadcasts in the Where, the binary ops' fast path.
+        Updates::Periodic { value, tail } if tail.iter().product::<i64>() == 1 => {
+            e.reshape(value, &[1])
+        }
         Updates::Periodic { value, tail } => {
             let rank = selection.running_count_as(e, index_type);
             let period: i64 = tail.iter().product();
