@@ -110,8 +110,8 @@ class Placed:
 
 
 def reference(path):
-    """The original (dynamic) model on the same HTP with CPU fallback allowed (its NonZero chain
-    goes to the CPU EP)."""
+    """The original model (its inputs fixed: models.fixed_original) on the same HTP with CPU
+    fallback allowed: its NonZero chain goes to the CPU EP."""
     return session(path, fallback=True)
 
 

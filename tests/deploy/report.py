@@ -21,6 +21,8 @@ def _qnn(rows):
             notes.append("fallback-disabled session refused (ORT 1.32 conflict), every node on QNN")
         if row.get("reference", "HTP") != "HTP":
             notes.append(row["reference"])
+        elif row.get("reference_on_qnn"):
+            notes.append(f"reference (the original, inputs fixed): {row['reference_on_qnn']} nodes on QNN")
         if row.get("failed"):
             notes.append(row["failed"].replace("|", "/"))
         lines.append(f"| {model} | {form} | {_cell(row, 'on_qnn')} / {_cell(row, 'assigned')} ({_cell(row, 'nodes')}) | "

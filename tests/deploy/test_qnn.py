@@ -85,7 +85,9 @@ def judged(model, form, soc=qnn.DEFAULT_SOC, row=None):
     row["prepare_s"] = round(time.monotonic() - start, 2)
     assert not placed.off_qnn(), f"not on QNN: {placed.off_qnn()}"
     try:
-        reference, row["reference"] = qnn.reference(model.original), "HTP"
+        reference, row["reference"] = qnn.reference(models.fixed_original(model)), "HTP"
+        taken = qnn.assignment(reference)
+        row["reference_on_qnn"] = f"{len(taken.get(qnn.QNN, []))} / {sum(map(len, taken.values()))}"
     except Exception as e:  # noqa: BLE001
         reference, row["reference"] = None, f"CPU (the original fails on HTP: {str(e).splitlines()[0][:120]})"
     cpu = qnn.cpu(model.original)
