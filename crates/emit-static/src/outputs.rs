@@ -47,6 +47,51 @@ pub fn declare_fixed(graph: &mut GraphProto, scope: &Scope) {
 }
 
 /// A tensor's value info of `elem_type` and fixed `dims` (a Loop body's inputs and outputs).
+/// Makes the Identity at `at` (writing a graph output) `Add(x, 0)` of an int64 or int32 zero
+/// named apart from `names`: exact, and no toolchain drops or merges it as it does an Identity.
+pub fn identity_as_add_of_zero(
+    graph: &mut GraphProto,
+    at: usize,
+    elem_type: i32,
+    names: &mut std::collections::HashSet<String>,
+) {
+    use nonzero_proto::onnx::tensor_proto::DataType;
+    let output = graph.node[at].output[0].clone();
+    let zero = (0..)
+        .map(|i| format!("{output}/zero{i}"))
+        .find(|n| !names.contains(n))
+        .expect("a free name");
+    names.insert(zero.clone());
+    let int64 = elem_type == DataType::Int64 as i32;
+    graph.initializer.push(nonzero_proto::onnx::TensorProto {
+        name: Some(zero.clone()),
+        data_type: Some(elem_type),
+        int64_data: if int64 { vec![0] } else { vec![] },
+        int32_data: if int64 { vec![] } else { vec![0] },
+        ..Default::default()
+    });
+    let node = &mut graph.node[at];
+    node.op_type = Some("Add".into());
+    node.input.push(zero);
+}
+
+/// The names of `graph`'s outputs whose element type is one of `types`, in graph order.
+pub fn outputs_of_type(
+    graph: &GraphProto,
+    types: &[nonzero_proto::onnx::tensor_proto::DataType],
+) -> Vec<String> {
+    graph
+        .output
+        .iter()
+        .filter(|o| {
+            matches!(o.r#type.as_ref().and_then(|t| t.value.as_ref()),
+                Some(nonzero_proto::onnx::type_proto::Value::TensorType(t))
+                    if types.iter().any(|&d| t.elem_type == Some(d as i32)))
+        })
+        .filter_map(|o| o.name.clone())
+        .collect()
+}
+
 pub fn tensor_value(name: &str, elem_type: i32, dims: &[i64]) -> ValueInfoProto {
     let mut vi = ValueInfoProto {
         name: Some(name.to_string()),

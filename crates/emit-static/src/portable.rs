@@ -259,11 +259,12 @@ fn cast_then_transpose(graph: &GraphProto) -> Option<(usize, usize)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::emit::int_attr;
 
-    fn node(op: &str, input: &str, output: &str) -> NodeProto {
+    /// A node of one input and one output.
+    pub(crate) fn node(op: &str, input: &str, output: &str) -> NodeProto {
         NodeProto {
             op_type: Some(op.into()),
             input: vec![input.into()],

@@ -255,15 +255,10 @@ fn int64s(name: &str, values: &[i64]) -> TensorProto {
 pub fn identity_outputs_apart(graph: &mut GraphProto) -> usize {
     let mut names = HashSet::new();
     names_in(graph, &mut names, 0);
-    let integer_outputs: HashSet<String> = graph
-        .output
-        .iter()
-        .filter(|o| {
-            matches!(o.r#type.as_ref().and_then(|t| t.value.as_ref()),
-                Some(Value::TensorType(t)) if t.elem_type == Some(DataType::Int64 as i32) || t.elem_type == Some(DataType::Int32 as i32))
-        })
-        .filter_map(|o| o.name.clone())
-        .collect();
+    let integer_outputs: HashSet<String> =
+        crate::outputs::outputs_of_type(graph, &[DataType::Int64, DataType::Int32])
+            .into_iter()
+            .collect();
     let outputs: Vec<String> = graph.output.iter().filter_map(|o| o.name.clone()).collect();
     let readers = |graph: &GraphProto, name: &str| {
         let by_nodes = graph
@@ -296,29 +291,7 @@ pub fn identity_outputs_apart(graph: &mut GraphProto) -> usize {
                 _ => None,
             })
             .expect("an integer output");
-        let zero = (0..)
-            .map(|i| format!("{output}/zero{i}"))
-            .find(|n| !names.contains(n))
-            .expect("a free name");
-        names.insert(zero.clone());
-        graph.initializer.push(TensorProto {
-            name: Some(zero.clone()),
-            data_type: Some(elem_type),
-            int64_data: if elem_type == DataType::Int64 as i32 {
-                vec![0]
-            } else {
-                vec![]
-            },
-            int32_data: if elem_type == DataType::Int32 as i32 {
-                vec![0]
-            } else {
-                vec![]
-            },
-            ..Default::default()
-        });
-        let node = &mut graph.node[at];
-        node.op_type = Some("Add".into());
-        node.input.push(zero);
+        crate::outputs::identity_as_add_of_zero(graph, at, elem_type, &mut names);
         changed += 1;
     }
     changed

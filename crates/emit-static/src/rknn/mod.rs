@@ -14,8 +14,7 @@ pub(crate) mod parallel_gathers;
 
 use crate::scope::{names_in, Scope};
 use nonzero_proto::onnx::tensor_proto::DataType;
-use nonzero_proto::onnx::type_proto::Value;
-use nonzero_proto::onnx::{GraphProto, TensorProto};
+use nonzero_proto::onnx::GraphProto;
 use std::collections::HashSet;
 
 /// The rewrites.
@@ -31,15 +30,7 @@ pub fn rewrite(graph: &mut GraphProto, scope: &Scope) {
 pub fn distinct_outputs(graph: &mut GraphProto) -> usize {
     let mut names = HashSet::new();
     names_in(graph, &mut names, 0);
-    let int64_outputs: Vec<String> = graph
-        .output
-        .iter()
-        .filter(|o| {
-            matches!(o.r#type.as_ref().and_then(|t| t.value.as_ref()),
-                Some(Value::TensorType(t)) if t.elem_type == Some(DataType::Int64 as i32))
-        })
-        .filter_map(|o| o.name.clone())
-        .collect();
+    let int64_outputs = crate::outputs::outputs_of_type(graph, &[DataType::Int64]);
     let (mut sources, mut changed) = (HashSet::new(), 0);
     for output in int64_outputs {
         let Some(at) = graph
@@ -53,20 +44,7 @@ pub fn distinct_outputs(graph: &mut GraphProto) -> usize {
         if node.op_type.as_deref() != Some("Identity") || sources.insert(node.input[0].clone()) {
             continue;
         }
-        let zero = (0..)
-            .map(|i| format!("{output}/zero{i}"))
-            .find(|n| !names.contains(n))
-            .expect("a free name");
-        names.insert(zero.clone());
-        graph.initializer.push(TensorProto {
-            name: Some(zero.clone()),
-            data_type: Some(DataType::Int64 as i32),
-            int64_data: vec![0],
-            ..Default::default()
-        });
-        let node = &mut graph.node[at];
-        node.op_type = Some("Add".into());
-        node.input.push(zero);
+        crate::outputs::identity_as_add_of_zero(graph, at, DataType::Int64 as i32, &mut names);
         changed += 1;
     }
     changed
@@ -75,16 +53,8 @@ pub fn distinct_outputs(graph: &mut GraphProto) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nonzero_proto::onnx::NodeProto;
-
-    fn node(op: &str, input: &str, output: &str) -> NodeProto {
-        NodeProto {
-            op_type: Some(op.into()),
-            input: vec![input.into()],
-            output: vec![output.into()],
-            ..Default::default()
-        }
-    }
+    use crate::portable::tests::node;
+    use nonzero_proto::onnx::TensorProto;
 
     #[test]
     fn a_second_output_identity_of_one_tensor_becomes_an_add_of_zero() {
