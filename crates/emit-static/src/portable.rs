@@ -155,7 +155,7 @@ pub fn in_range(e: &mut Emitter, index: &str, by_position: bool, numel: i64) -> 
 /// and Einsums as MatMuls, and GatherNDs at constant indices as Gathers ([`super::qnn`]); for LiteRT Splits
 /// as Slices, integer output Identities apart and integer Clips as Max and Min
 /// ([`super::litert`]); for RKNN distinct integer outputs and one Gather per data tensor
-/// ([`super::rknn`]); for both, rank-0 inputs declared `[1]` ([`super::scalar_inputs`]).
+/// ([`super::rknn`]); for LiteRT and RKNN, rank-0 inputs declared `[1]` ([`super::scalar_inputs`]).
 pub fn finish(
     graph: &mut GraphProto,
     scope: &super::scope::Scope,
