@@ -19,13 +19,18 @@
 //!   ([`selects`]): `flatbuffer_direct` writes it as SELECT, which takes no broadcast;
 //! - a ScatterND at computed indices becomes a ScatterElements on the data flattened over the
 //!   indexed axes ([`scatter_rows`]): `tf_converter` fails on any ScatterND whose indices are
-//!   not constant, and `flatbuffer_direct` writes one with `reduction=add` as a custom op.
+//!   not constant, and `flatbuffer_direct` writes one with `reduction=add` as a custom op;
+//! - an exported GELU's rank-0 divisor `1.4142135` becomes a `[1]` tensor ([`gelu_divisors`]):
+//!   `tf_converter` fuses the GELU into LiteRT's GELU builtin then, and otherwise writes its Erf
+//!   as the Flex op FlexErf, which LiteRT does not run.
 //!
 //! All are exact: a Slice of a part's range is the part; `x + 0` is `x` for integers (only
 //! integer outputs are rewritten: a float `-0.0 + 0` would be +0.0); a Clip of integers is its
 //! Max and Min; an Expand to the shape Where broadcasts to changes no value; a ScatterElements
-//! of each tuple's row writes the elements the ScatterND writes, in its order.
+//! of each tuple's row writes the elements the ScatterND writes, in its order; a dividend of rank
+//! 1 or more divided by `[d]` is divided by `d`.
 
+mod gelu_divisors;
 mod grid_rows;
 mod scatter_rows;
 mod selects;
@@ -38,7 +43,7 @@ use nonzero_proto::onnx::{GraphProto, NodeProto, TensorProto};
 use std::collections::HashSet;
 
 /// The rewrites; returns how many nodes each changed.
-pub fn rewrite(graph: &mut GraphProto, scope: &Scope) -> [usize; 6] {
+pub fn rewrite(graph: &mut GraphProto, scope: &Scope) -> [usize; 7] {
     [
         splits_as_slices(graph, scope),
         identity_outputs_apart(graph),
@@ -46,6 +51,7 @@ pub fn rewrite(graph: &mut GraphProto, scope: &Scope) -> [usize; 6] {
         scatter_rows::as_scatter_elements(graph, scope),
         grid_rows::gather_rows(graph),
         selects::expand_operands(graph, scope),
+        gelu_divisors::as_one_element(graph, scope),
     ]
 }
 
