@@ -196,8 +196,9 @@ for _form in ("generic", "qnn", "litert"):
 # them on their own arithmetic or ops.
 # LLaVA's logits on HTP passed once the reference's inputs were fixed (2026-12-07): the original
 # then runs its decoder on HTP too, in fp16, and lands as far from CPU.
-FB_LLAVA = ("onnx2tf's flatbuffer_direct leaves the shape_signature -1 on three of LLaVA's tensors (a toolchain "
-            "fault, not yet narrowed down)")
+FB_LLAVA = ("onnx2tf's flatbuffer_direct fuses the q, k and v projections of LLaVA's vision tower (layer 0's "
+            "self-attention: three MatMuls of one input, each plus its bias) into one of 48 columns, then writes three "
+            "SLICEs of 16 whose shape_signature is [-1, -1, 16] (2026-12-07; the model's own ops, a toolchain fault)")
 TF_LLAVA_ERF = ("onnx2tf's tf_converter writes LLaVA's projector GELU (Erf) as the Flex op FlexErf, which is not a "
                 "LiteRT builtin (TF_ERF's fault: --target litert gives its divisor the shape [1])")
 TF_LLAVA_LAYOUT = ("With its GELU fused into LiteRT's builtin (--target litert, TF_ERF's workaround), onnx2tf's "
