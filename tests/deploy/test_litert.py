@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import expected
+import expected_litert
 import litert
 import models
 import qnn
@@ -106,11 +107,14 @@ def _equal(model, report, path, outputs):
 
 
 # TF_ARGWHERE's other half: with onnx2tf's own layout, where it moves a rank-3 input's second
-# axis last (the input fed so), tf_converter converts the static forms exactly.
+# axis last (the input fed so), tf_converter converts the generic form exactly; the litert form,
+# made for -kat, meets the reverse fault there.
 OWN_LAYOUT = "exported/argwhere_dynamo18.onnx"
 
 
-@pytest.mark.parametrize("form", models.FORMS_LITERT)
+@pytest.mark.parametrize("form", [
+    pytest.param(form, marks=[pytest.mark.xfail(strict=True, reason=expected_litert.TF_OWN_LAYOUT_RESHAPE)]
+                 if form == "litert" else []) for form in models.FORMS_LITERT])
 def test_tf_converter_own_layout(form):
     model = next(m for m in models.models() if m.id == OWN_LAYOUT)
     report, path = models.static_form(model, form)

@@ -21,22 +21,37 @@ impl Selection {
     /// small and unsigned integers are cast to bool (the same test: ONNX Runtime 1.17.3 has no
     /// Equal kernel for them at opset 11), any other goes through `Not(Equal(mask, 0))`. `None`
     /// for strings.
+    ///
+    /// For LiteRT the mask is flattened first and tested after: onnx2tf 2.6.9's tf_converter
+    /// flattens an elementwise op's result on a rank-3 input in its NWC order (argwhere of a
+    /// `[6, 6, 6]` tensor came out in another order), while a Reshape of the input itself keeps
+    /// ONNX's. Either order is exact: the test is elementwise.
     pub fn of(e: &mut Emitter, mask: &str, elem_type: i32, numel: i64) -> Option<Selection> {
         use DataType as T;
         let small_integer = matches!(
             T::try_from(elem_type),
             Ok(T::Int8 | T::Int16 | T::Uint8 | T::Uint16 | T::Uint32 | T::Uint64)
         );
-        let as_bool = if elem_type == T::Bool as i32 {
+        let flat_first = e.target == crate::Target::Litert;
+        let mask = if flat_first {
+            e.reshape(mask, &[numel])
+        } else {
             mask.to_string()
+        };
+        let as_bool = if elem_type == T::Bool as i32 {
+            mask
         } else if small_integer {
-            e.cast(mask, T::Bool)
+            e.cast(&mask, T::Bool)
         } else {
             let zero = e.zero(elem_type)?;
-            let equal = e.binary("Equal", mask, &zero);
+            let equal = e.binary("Equal", &mask, &zero);
             e.op("Not", &[&equal], vec![])
         };
-        let selected = e.reshape(&as_bool, &[numel]);
+        let selected = if flat_first {
+            as_bool
+        } else {
+            e.reshape(&as_bool, &[numel])
+        };
         Some(Selection {
             selected,
             ones: None,
