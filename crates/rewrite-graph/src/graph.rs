@@ -186,7 +186,7 @@ impl GraphIndex {
 
     /// The tensor `name` holds when it is an initializer no input overrides, or a Constant's
     /// `value`.
-    fn constant<'g>(&self, graph: &'g GraphProto, name: &str) -> Option<&'g TensorProto> {
+    pub fn constant<'g>(&self, graph: &'g GraphProto, name: &str) -> Option<&'g TensorProto> {
         if let Some(node) = self.producer_of(graph, name) {
             return is_onnx_op(node, "Constant")
                 .then(|| attr(node, "value").and_then(|a| a.t.as_ref()))

@@ -85,20 +85,7 @@ pub fn as_one_element(graph: &mut GraphProto, scope: &Scope) -> usize {
 
 /// True where `name` is a float32 constant of rank 0 holding √2.
 fn rank_zero_sqrt_2(graph: &GraphProto, index: &GraphIndex, name: &str) -> bool {
-    let tensor = match index.producer_of(graph, name) {
-        Some(node) if is_onnx_op(node, "Constant") => node
-            .attribute
-            .iter()
-            .find(|a| a.name.as_deref() == Some("value"))
-            .and_then(|a| a.t.as_ref()),
-        Some(_) => None,
-        None if index.graph_inputs.contains(name) => None,
-        None => graph
-            .initializer
-            .iter()
-            .find(|t| t.name.as_deref() == Some(name)),
-    };
-    tensor.is_some_and(|t| {
+    index.constant(graph, name).is_some_and(|t| {
         t.dims.is_empty()
             && t.data_type == Some(DataType::Float as i32)
             && index.const_floats(graph, name).as_deref() == Some(&[SQRT_2])
