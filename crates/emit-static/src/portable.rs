@@ -152,9 +152,9 @@ pub fn in_range(e: &mut Emitter, index: &str, by_position: bool, numel: i64) -> 
 /// their report lines (kind, line) added to `lines`: Loops and Ifs over fixed-shape work
 /// written out ([`super::fixed`]);
 /// [`transpose_before_cast`]; for QNN the model's own OneHots in standard ops
-/// and Einsums as MatMuls, and GatherNDs at constant indices as Gathers ([`super::qnn`]); for LiteRT Splits
-/// as Slices, integer output Identities apart and integer Clips as Max and Min
-/// ([`super::litert`]); for RKNN distinct integer outputs and one Gather per data tensor
+/// and Einsums as MatMuls, and GatherNDs at constant indices as Gathers ([`super::qnn`]); for LiteRT
+/// the rewrites [`super::litert`] lists (Splits as Slices, integer Clips as Max and Min, a GELU's
+/// divisor as `[1]`, ...); for RKNN distinct integer outputs and one Gather per data tensor
 /// ([`super::rknn`]); for LiteRT and RKNN, rank-0 inputs declared `[1]` ([`super::scalar_inputs`]).
 pub fn finish(
     graph: &mut GraphProto,
