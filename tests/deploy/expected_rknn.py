@@ -23,7 +23,9 @@ RKNN_HANG = ("rknn-toolkit2's build of BART ts17 runs past 300 s in its rule pas
              "alone in 1.5 s, and its tail from the last hidden state (33 nodes: the compaction and the classification "
              "head) in 0.4 s and runs equal (2026-12-07)")
 RKNN_FOLD_INPUTS = ("rknn-toolkit2 folds constants by running the model on inputs of its own, where the mask selects "
-                    "more elements than the update list holds: the original fails there too (an out-of-range gather)")
+                    "more elements than the update list holds: the original fails there too (an out-of-range gather; "
+                    "TorchScript's export of x[m] = v lists v once, valid for one selected row). --target rknn caps "
+                    "the gather's index at the list's end (writes.rs), and builds")
 RKNN_SCALAR_INPUT = ("rknn-toolkit2's simulator cannot read a rank-0 graph input (IndexError in get_input_img), given "
                      "as it is or as [1] (--target rknn declares it [1], reshaped to a scalar inside)")
 
@@ -93,7 +95,7 @@ def faults(mask_nms, nms_picks):
         out["rknn", "generic", _model] = RKNN_LOOP
     for _form in ("generic", "rknn"):
         out["rknn", _form, "real/bart_ts17.onnx"] = RKNN_HANG
-        out["rknn", _form, "torch_patterns/mask_assign_ts17.onnx"] = RKNN_FOLD_INPUTS
+    out["rknn", "generic", "torch_patterns/mask_assign_ts17.onnx"] = RKNN_FOLD_INPUTS
     out["rknn", "generic", "handmade/mask_assign_8x320"] = RKNN_SCALAR_INPUT
     for _name in ("faster_rcnn", "retinanet", "fcos", "ssdlite320"):
         out["rknn", "generic", f"real/{_name}_ts17.onnx"] = RKNN_LOOP

@@ -65,7 +65,7 @@ fn edit(view: &View, w: MaskedWrite) -> Option<Edit> {
     };
     let (op, kind, values) = match (&w.updates, fill) {
         (_, Some(value)) => ("MaskedFill", Kind::MaskedFill, value),
-        (Updates::Listed(list), None) if cut_from_start(view, &node.input[2], list) => {
+        (Updates::Listed { list, .. }, None) if cut_from_start(view, &node.input[2], list) => {
             ("MaskedScatter", Kind::MaskedScatter, list.clone())
         }
         _ => ("MaskedScatter", Kind::MaskedScatter, node.input[2].clone()),

@@ -11,6 +11,10 @@
 //! Exact where the original runs: U has exactly nnz elements there. It fails where the original
 //! fails for U too short (a selected k past U's end), and the leading X[0] makes an empty U with
 //! an empty selection valid, as it is for ScatterND. X and U must have one type for both.
+//! Under `--target rknn` k is capped at |U| where |U| is fixed and below the mask's size: the
+//! converter builds by running the model on random inputs, where the original fails (the
+//! TorchScript export of `x[m] = v` lists v once, valid for one selected row), and the build
+//! then fails; capped, those inputs write U's last element past its end instead.
 //!
 //! U is read through what exporters wrap it in ([`updates`]): `Slice(W, 0, nnz)` and
 //! `Reshape(W, [-1])` read W itself; `Expand(v, [count, tail])` of a value is periodic
@@ -25,6 +29,7 @@
 use super::emit::Emitter;
 use super::mask::Selection;
 use super::portable;
+use super::Target;
 use nonzero_proto::onnx::tensor_proto::DataType;
 use nonzero_rewrite_analysis::dims::checked_numel;
 use nonzero_rewrite_graph::forms::spread_rows;
@@ -56,8 +61,14 @@ pub fn emit(w: &MaskedWrite, e: &mut Emitter, output: &str) -> Option<()> {
     };
     let data = &w.data;
     let mut values = match &w.updates {
-        Updates::Listed(list) => {
-            let rank = selection.running_count_as(e, index_type);
+        Updates::Listed { list, len } => {
+            let mut rank = selection.running_count_as(e, index_type);
+            if let Some(len) = len.filter(|&len| e.target == Target::Rknn && len < numel) {
+                // rknn-toolkit2 folds constants by running the model on inputs of its own,
+                // which select more than U holds: the gather would read past U's end there.
+                let last = e.index_scalar(len, index_type);
+                rank = e.binary("Min", &rank, &last);
+            }
             let flat = e.reshape(data, &[numel]);
             let first = portable::head(e, &flat, 1, numel);
             let list = e.reshape(list, &[-1]);

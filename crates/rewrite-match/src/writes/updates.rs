@@ -13,9 +13,9 @@ use nonzero_rewrite_analysis::dims::static_dims;
 /// The updates of a masked write, in the form the Where rewrite needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Updates {
-    /// U lists the values in selection order: `flatten(tensor)` (fixed shape, or not: then
-    /// the dynamic scan reports it).
-    Listed(String),
+    /// U lists the values in selection order: `flatten(list)` (fixed shape, or not: then
+    /// the dynamic scan reports it). `len`: its element count, where fixed.
+    Listed { list: String, len: Option<i64> },
     /// `U[j] = flatten(Expand(value, tail))[j mod |tail|]`.
     Periodic { value: String, tail: Vec<i64> },
     /// Periodic with the period a whole row of the data, and the write mask selecting whole
@@ -41,7 +41,7 @@ pub enum Updates {
 impl Updates {
     pub fn text(&self) -> String {
         match self {
-            Updates::Listed(t) => format!("U = {t}"),
+            Updates::Listed { list, .. } => format!("U = {list}"),
             Updates::Periodic { value, .. } => format!("U = {value} repeated"),
             Updates::Broadcast { value } => format!("{value} broadcast"),
             Updates::Elementwise {
@@ -87,11 +87,13 @@ pub fn updates(view: &View, u: &str, data: &str, mask: &str, dims: &[Dim]) -> Up
         }
     }
     let listed = || {
-        if flattened && dims_of(view.shapes, &current).is_some() {
-            Updates::Listed(current.clone())
+        let list = if flattened && dims_of(view.shapes, &current).is_some() {
+            current.clone()
         } else {
-            Updates::Listed(u.to_string())
-        }
+            u.to_string()
+        };
+        let len = static_dims(view.shapes, &list).and_then(|d| checked_numel(&d));
+        Updates::Listed { list, len }
     };
     if let Some(source) = gathered(view, &current, data, mask, dims) {
         return Updates::Gathered { source };
