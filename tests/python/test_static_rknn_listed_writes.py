@@ -63,9 +63,12 @@ def test_equal_where_the_original_runs(target):
 
 def test_past_the_list_the_rknn_form_writes_its_last_element():
     f = feeds(2, np.random.default_rng(5))
-    with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument, match="updates tensor should have shape"):
+    # ONNX Runtime's error classes differ between releases (1.31.1 Fail, 1.17.3 RuntimeException).
+    errors = ort.capi.onnxruntime_pybind11_state
+    refused = (errors.InvalidArgument, errors.Fail, errors.RuntimeException)
+    with pytest.raises(refused, match="updates tensor should have shape"):
         session(onnx.load(str(EXPORT)), library=False).run(None, f)
-    with pytest.raises(ort.capi.onnxruntime_pybind11_state.Fail, match="Out of range value in index tensor"):
+    with pytest.raises(refused, match="Out of range value in index tensor"):
         session(static_form(None), library=False).run(None, f)
     (got,) = session(static_form("rknn"), library=False).run(None, f)
     first, second = np.flatnonzero(f["m"])
